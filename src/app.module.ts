@@ -1,0 +1,42 @@
+import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CommonModule } from 'src/common/common.module';
+import { AccessLogMiddleware } from 'src/common/logging/access-log.middleware';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { dataSourceOptions } from 'src/database/data-source';
+import { RedisModule } from 'src/database/redis.module';
+import { AuditModule } from 'src/modules/audit/audit.module';
+import { HealthModule } from 'src/modules/health/health.module';
+import { IdentityModule } from 'src/modules/identity/identity.module';
+import { PublicationModule } from 'src/modules/publication/publication.module';
+import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
+
+/** Every domain module; infrastructure first. */
+export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule];
+
+@Global()
+@Module({})
+class ConfigModule {}
+
+@Module({})
+export class AppModule implements NestModule {
+  /** The application for a resolved configuration (its database URL already set). */
+  static register(config: AppConfig & { databaseUrl: string }, options: { jobs?: boolean } = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        { module: ConfigModule, providers: [{ provide: APP_CONFIG, useValue: config }], exports: [APP_CONFIG], global: true },
+        TypeOrmModule.forRoot(dataSourceOptions(config.databaseUrl, config.databasePoolSize)),
+        ...(options.jobs === false ? [] : [ScheduleModule.forRoot()]),
+        RedisModule,
+        CommonModule,
+        ...DOMAIN_MODULES,
+      ],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(AccessLogMiddleware).forRoutes('*');
+  }
+}

@@ -1,0 +1,92 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { parseArgs } from 'node:util';
+import { AppModule } from 'src/app.module';
+import { JsonLogger } from 'src/common/logging/json-logger';
+import { AppConfig, ConfigError, loadConfig } from 'src/config/config';
+import { openDatabase } from 'src/bootstrap';
+import { runMigrations } from 'src/database/migrate';
+import { DevIdentity } from 'src/modules/identity/dev-identity';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
+
+const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | migration:run>';
+
+class CliError extends Error {}
+
+/** Runs `work` against the application's modules (no HTTP listener, no jobs). */
+async function withApp<T>(config: AppConfig, work: (get: <S>(type: new (...args: never[]) => S) => S) => Promise<T>): Promise<T> {
+  const database = await openDatabase(config);
+  try {
+    await runMigrations(database.url);
+    const app = await NestFactory.createApplicationContext(
+      AppModule.register({ ...config, databaseUrl: database.url, databasePoolSize: 1 }, { jobs: false }),
+      { logger: new JsonLogger('warn') },
+    );
+    try {
+      return await work((type) => app.get(type));
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+async function run(argv: string[]): Promise<string> {
+  const config = loadConfig();
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'migration:run': {
+      const database = await openDatabase(config);
+      try {
+        const applied = await runMigrations(database.url);
+        return applied.length ? `applied: ${applied.join(', ')}` : 'no pending migrations';
+      } finally {
+        await database.stop();
+      }
+    }
+    case 'workspace:freeze':
+    case 'workspace:unfreeze': {
+      const [ws] = rest;
+      if (!ws || rest.length !== 1) throw new CliError(USAGE);
+      const frozen = command === 'workspace:freeze';
+      const found = await withApp(config, (get) => get(WorkspacesService).setFlag(ws, 'frozen', frozen));
+      if (!found) throw new CliError(`workspace not found: ${ws}`);
+      return `${ws} ${frozen ? 'frozen' : 'unfrozen'}`;
+    }
+    case 'workspace:assistant': {
+      const [ws, state] = rest;
+      if (!ws || (state !== 'on' && state !== 'off') || rest.length !== 2) throw new CliError(USAGE);
+      const found = await withApp(config, (get) => get(WorkspacesService).setFlag(ws, 'assistant_enabled', state === 'on'));
+      if (!found) throw new CliError(`workspace not found: ${ws}`);
+      return `${ws} assistant ${state}`;
+    }
+    case 'org:grant': {
+      const [org, user] = rest;
+      if (!org || !user || rest.length !== 2) throw new CliError(USAGE);
+      await withApp(config, (get) => get(WorkspacesService).grantOrganization(org, user));
+      return `${user} may create workspaces in ${org}`;
+    }
+    case 'dev:token': {
+      const { values } = parseArgs({ args: rest, options: { sub: { type: 'string' }, email: { type: 'string' }, ttl: { type: 'string' } }, strict: true });
+      if (!values.sub) throw new CliError(USAGE);
+      const ttl = values.ttl === undefined ? 3600 : Number(values.ttl);
+      if (!Number.isInteger(ttl) || ttl < 1) throw new CliError('--ttl must be a positive whole number of seconds');
+      return new DevIdentity(config).token(values.sub, values.email, ttl);
+    }
+    default:
+      throw new CliError(USAGE);
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (out) => {
+    process.stdout.write(`${out}\n`);
+    process.exit(0);
+  },
+  (error: unknown) => {
+    const known = error instanceof CliError || error instanceof ConfigError || (error instanceof Error && /not found/.test(error.message));
+    process.stderr.write(`${known ? (error as Error).message : `error: ${error instanceof Error ? error.message : String(error)}`}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,73 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { FROZEN_ALLOWED, isRole, roleGrants, WorkspaceAction } from 'src/common/access/actions';
+import { Env, OperatorContext, WorkspaceContext } from 'src/common/access/context';
+import { ApiError } from 'src/common/http/errors';
+import { namedQuery } from 'src/database/named-query';
+import { inTransaction, Tx } from 'src/database/transaction';
+
+interface AccessRow {
+  id: string;
+  org_id: string;
+  slug: string;
+  env: Env;
+  frozen: boolean;
+  snapshot_version: number;
+  published_version: number;
+  created_at: Date;
+  role: string | null;
+}
+
+const COLUMNS = `w.id, w.org_id, w.slug, w.env, w.frozen, w.snapshot_version, w.published_version, w.created_at, m.role`;
+const READ = {
+  name: 'access_read',
+  text: `SELECT ${COLUMNS} FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.id = $1`,
+};
+const LOCK = `SELECT ${COLUMNS} FROM workspaces w LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.id = $1 FOR UPDATE OF w`;
+
+export const WORKSPACE_NOT_FOUND = 'workspace not found';
+
+/**
+ * Membership first (404, the same for a missing workspace and a non-member), then role (403),
+ * then frozen (409). The guard runs it on every request; mutations run it again under the
+ * workspace row lock so a role or freeze change that raced the request is honoured.
+ */
+@Injectable()
+export class WorkspaceAccess {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async authorize(workspaceId: string, operator: OperatorContext, action: WorkspaceAction): Promise<WorkspaceContext> {
+    const rows = await namedQuery<AccessRow>(this.dataSource, READ, [workspaceId, operator.userId]);
+    return this.decide(rows[0], operator, action);
+  }
+
+  /** Locks the workspace row for the rest of `tx` and re-authorizes; returns the fresh context. */
+  async lock(tx: Tx, ctx: WorkspaceContext): Promise<WorkspaceContext> {
+    const rows: AccessRow[] = await tx.manager.query(LOCK, [ctx.id, ctx.operator.userId]);
+    return this.decide(rows[0], ctx.operator, ctx.action);
+  }
+
+  /** A transaction that starts with `lock`: the shape of every workspace mutation. */
+  mutate<T>(ctx: WorkspaceContext, work: (tx: Tx, ws: WorkspaceContext) => Promise<T>): Promise<T> {
+    return inTransaction(this.dataSource, async (tx) => work(tx, await this.lock(tx, ctx)));
+  }
+
+  private decide(row: AccessRow | undefined, operator: OperatorContext, action: WorkspaceAction): WorkspaceContext {
+    if (!row || !isRole(row.role)) throw new ApiError(404, WORKSPACE_NOT_FOUND);
+    if (!roleGrants(row.role, action)) throw new ApiError(403, 'action not permitted');
+    if (row.frozen && !FROZEN_ALLOWED.has(action)) throw new ApiError(409, 'workspace is frozen');
+    return {
+      id: row.id,
+      orgId: row.org_id,
+      slug: row.slug,
+      env: row.env,
+      frozen: row.frozen,
+      snapshotVersion: row.snapshot_version,
+      publishedVersion: row.published_version,
+      createdAt: row.created_at,
+      role: row.role,
+      action,
+      operator,
+    };
+  }
+}

@@ -1,0 +1,77 @@
+import { CanActivate, ExecutionContext, Inject, Injectable, InternalServerErrorException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { Access, ACCESS_KEY } from 'src/common/access/decorators';
+import { GuardedRequest, OperatorContext } from 'src/common/access/context';
+import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { SessionClaims, SessionVerifier } from 'src/common/auth/session-verifier';
+import { verifyServiceToken } from 'src/common/auth/service-token';
+import { ApiError } from 'src/common/http/errors';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
+
+/** Maps verified session claims to control's own user (created on first sight). */
+export interface OperatorResolver {
+  resolve(claims: SessionClaims): Promise<OperatorContext>;
+}
+export const OPERATOR_RESOLVER = Symbol('OPERATOR_RESOLVER');
+
+const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
+
+/** The credential of a `Bearer` authorization header, or null for a missing header or another scheme. */
+function bearer(header: unknown): string | null {
+  if (typeof header !== 'string') return null;
+  const match = BEARER.exec(header);
+  return match ? match[1] : null;
+}
+
+/**
+ * The one global guard. Every handler declares how it is reached (deny by default): public,
+ * internal (service JWT), session, or a workspace action (session + membership, role, frozen).
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly sessions: SessionVerifier,
+    private readonly access: WorkspaceAccess,
+    @Inject(OPERATOR_RESOLVER) private readonly operators: OperatorResolver,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS_KEY, [context.getHandler(), context.getClass()]);
+    if (!access) throw new InternalServerErrorException();
+    const request = context.switchToHttp().getRequest<GuardedRequest & { headers: Record<string, unknown> }>();
+    switch (access.kind) {
+      case 'public':
+        return true;
+      case 'internal':
+        await this.checkServiceToken(request.headers.authorization);
+        return true;
+      case 'session':
+        request.operator = await this.checkSession(request.headers.authorization);
+        return true;
+      case 'workspace':
+        request.operator = await this.checkSession(request.headers.authorization);
+        request.workspace = await this.access.authorize(request.params.ws, request.operator, access.action);
+        return true;
+    }
+  }
+
+  private async checkSession(header: unknown): Promise<OperatorContext> {
+    if (!this.sessions.configured) throw new ApiError(503, 'dashboard identity is not configured');
+    const token = bearer(header);
+    if (!token) throw new ApiError(401, 'session required');
+    const claims = await this.sessions.verify(token);
+    if (!claims) throw new ApiError(401, 'session not accepted');
+    return this.operators.resolve(claims);
+  }
+
+  private async checkServiceToken(header: unknown): Promise<void> {
+    const secret = this.config.serviceJwtSecret;
+    if (!secret) throw new ApiError(503, 'service authentication is not configured');
+    const token = bearer(header);
+    if (!token || !(await verifyServiceToken(token, secret, 'gateway', 'control'))) {
+      throw new ApiError(401, 'service token not accepted');
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { Injectable, Logger, NestMiddleware } from '@nestjs/common';
+import { newId } from 'src/common/ids/ids';
+
+interface RequestLike {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  route?: { path?: string };
+  baseUrl?: string;
+  requestId?: string;
+}
+interface ResponseLike {
+  statusCode: number;
+  setHeader(name: string, value: string): void;
+  on(event: 'finish', listener: () => void): void;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/**
+ * One access-log line per request: method, path template, status, duration and request id.
+ * Never the URL with its values, a header or a body.
+ */
+@Injectable()
+export class AccessLogMiddleware implements NestMiddleware {
+  private readonly logger = new Logger('access');
+
+  use(req: RequestLike, res: ResponseLike, next: () => void) {
+    const started = process.hrtime.bigint();
+    const offered = req.headers['x-request-id'];
+    const requestId = typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : newId('req');
+    req.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    res.on('finish', () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const route = req.route?.path ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
+      this.logger.log({ msg: 'request', method: req.method, route, status: res.statusCode, duration_ms: Math.round(durationMs * 100) / 100, request_id: requestId });
+    });
+    next();
+  }
+}

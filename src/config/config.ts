@@ -1,0 +1,96 @@
+import 'reflect-metadata';
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength, validateSync } from 'class-validator';
+
+const urlOptions = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
+const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+
+/** Every variable of CONTRACT.md section 1; validated once at boot. */
+class EnvironmentVariables {
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT?: number;
+  @IsOptional() @IsString() HOST?: string;
+  @IsOptional() @IsString() @MinLength(1) DATABASE_URL?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) DATABASE_POOL_SIZE?: number;
+  @IsOptional() @IsString() PGLITE_DIR?: string;
+  @IsOptional() @IsString() REDIS_URL?: string;
+  @IsOptional() @IsString() @MinLength(1) REDIS_PREFIX?: string;
+  @IsOptional() @IsUrl(urlOptions) IDENTITY_ISSUER?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) IDENTITY_JWKS_TTL_S?: number;
+  @IsOptional() @IsString() IDENTITY_AUTHORIZED_PARTIES?: string;
+  @IsOptional() @IsString() @MinLength(32) SERVICE_JWT_SECRET?: string;
+  @IsOptional() @IsUrl(urlOptions) GATEWAY_URL?: string;
+  @IsOptional() @IsUrl(urlOptions) GATEWAY_PUBLIC_URL?: string;
+  @IsOptional() @IsUrl(urlOptions) PUBLIC_URL?: string;
+  @IsOptional() @IsUrl(urlOptions) WEB_URL?: string;
+  @IsOptional() @IsString() OAUTH_DEFAULT_CLIENT_ID?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(64) POLICY_COMPILER_CONCURRENCY?: number;
+  @IsOptional() @IsIn(['0', '1']) DEV_IDENTITY?: string;
+  @IsOptional() @IsIn(['debug', 'info', 'warn', 'error']) LOG_LEVEL?: string;
+  @IsOptional() @IsString() NODE_ENV?: string;
+}
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  pgliteDir: string;
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  identityIssuer: string | undefined;
+  jwksTtlSeconds: number;
+  authorizedParties: string[];
+  serviceJwtSecret: string | undefined;
+  gatewayUrl: string;
+  gatewayPublicUrl: string;
+  publicUrl: string;
+  webUrl: string;
+  oauthDefaultClientId: string | undefined;
+  policyCompilerConcurrency: number;
+  devIdentity: boolean;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+export class ConfigError extends Error {}
+
+const trimSlash = (url: string) => url.replace(/\/+$/, '');
+
+/** Reads and validates the environment; throws a ConfigError whose message is one line naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const vars = plainToInstance(EnvironmentVariables, present);
+  const errors = validateSync(vars, { skipMissingProperties: false, forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const first = errors[0];
+    throw new ConfigError(`invalid configuration: ${first.property}: ${Object.values(first.constraints ?? {})[0] ?? 'invalid value'}`);
+  }
+  const devIdentity = vars.DEV_IDENTITY === '1';
+  if (devIdentity && vars.NODE_ENV === 'production') {
+    throw new ConfigError('invalid configuration: DEV_IDENTITY: the development issuer is refused when NODE_ENV=production');
+  }
+  const port = vars.PORT ?? 3000;
+  const gatewayUrl = trimSlash(vars.GATEWAY_URL ?? 'http://127.0.0.1:8080');
+  return {
+    port,
+    host: vars.HOST ?? '0.0.0.0',
+    databaseUrl: vars.DATABASE_URL,
+    databasePoolSize: vars.DATABASE_POOL_SIZE ?? 10,
+    pgliteDir: vars.PGLITE_DIR ?? '.data/pglite',
+    redisUrl: vars.REDIS_URL,
+    redisPrefix: vars.REDIS_PREFIX ?? 'ob',
+    identityIssuer: vars.IDENTITY_ISSUER ? trimSlash(vars.IDENTITY_ISSUER) : undefined,
+    jwksTtlSeconds: vars.IDENTITY_JWKS_TTL_S ?? 600,
+    authorizedParties: (vars.IDENTITY_AUTHORIZED_PARTIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    serviceJwtSecret: vars.SERVICE_JWT_SECRET,
+    gatewayUrl,
+    gatewayPublicUrl: trimSlash(vars.GATEWAY_PUBLIC_URL ?? gatewayUrl),
+    publicUrl: trimSlash(vars.PUBLIC_URL ?? `http://localhost:${port}`),
+    webUrl: trimSlash(vars.WEB_URL ?? 'http://localhost:5173'),
+    oauthDefaultClientId: vars.OAUTH_DEFAULT_CLIENT_ID || undefined,
+    policyCompilerConcurrency: vars.POLICY_COMPILER_CONCURRENCY ?? 2,
+    devIdentity,
+    logLevel: (vars.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
+  };
+}

@@ -1,0 +1,4 @@
+import { Foundation1763769600000 } from 'src/database/migrations/1763769600000-foundation';
+
+/** Every migration, in order. A new migration is added here (explicit, so bundling never loses one). */
+export const MIGRATIONS = [Foundation1763769600000];

@@ -1,0 +1,80 @@
+/** The closed audit action vocabulary (core spec section 6, CONTRACT.md 2.2). */
+export const AUDIT_ACTIONS = [
+  'workspace.create',
+  'key.mint',
+  'key.revoke',
+  'catalog.provider.register',
+  'webhook.configure',
+  'webhook.delete',
+  'connection.start',
+  'connection.credential.store',
+  'connection.federated.complete',
+  'connection.reconnect',
+  'connection.disable',
+  'connection.credential.purge',
+  'connection.discard',
+  'model_connection.start',
+  'model_connection.credential.store',
+  'model_connection.disable',
+  'policy.draft.store',
+  'policy.publish',
+  'route_qualifier.upsert',
+  'route_qualifier.delete',
+  'approval.approve',
+  'approval.deny',
+  'approval_policy.create',
+  'approval_policy.revise',
+  'approval_policy.disable',
+  'pricing.replace',
+  'membership.grant',
+  'membership.revoke',
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+const DETAIL_KEYS = new Set([
+  'agent_id', 'bundle_hash', 'connection_id', 'env', 'key_id', 'last4', 'policy_id', 'prefix', 'provider_id',
+  'publication_state', 'qualifier_id', 'reason', 'revision_id', 'snapshot_version', 'source', 'status', 'tier',
+]);
+const MAX_KEYS = 16;
+const MAX_STRING = 256;
+const MAX_LIST = 16;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+export type AuditDetailValue = string | boolean | number | string[];
+
+function sanitizeValue(value: unknown): AuditDetailValue | undefined {
+  if (typeof value === 'string') return value.length <= MAX_STRING ? value : undefined;
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    return Number.isSafeInteger(value) ? value : undefined;
+  }
+  if (typeof value === 'bigint') {
+    return value >= INT64_MIN && value <= INT64_MAX && Number.isSafeInteger(Number(value)) ? Number(value) : undefined;
+  }
+  if (Array.isArray(value)) {
+    if (value.length > MAX_LIST || !value.every((v) => typeof v === 'string' && v.length <= MAX_STRING)) return undefined;
+    return value as string[];
+  }
+  return undefined;
+}
+
+/**
+ * Keeps only the allowed keys with allowed values: strings up to 256 characters, booleans,
+ * int64 numbers, lists of at most 16 such strings; at most 16 keys. Everything else is dropped.
+ */
+export function sanitizeAuditDetail(detail: Record<string, unknown> | undefined): Record<string, AuditDetailValue> {
+  const out: Record<string, AuditDetailValue> = {};
+  if (!detail) return out;
+  for (const key of Object.keys(detail).sort()) {
+    if (Object.keys(out).length >= MAX_KEYS) break;
+    if (!DETAIL_KEYS.has(key)) continue;
+    const value = sanitizeValue(detail[key]);
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+export const MAX_AUDIT_EMAIL = 320;
+export const MAX_AUDIT_TARGET = 256;

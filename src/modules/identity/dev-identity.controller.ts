@@ -1,0 +1,20 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { Public } from 'src/common/access/decorators';
+import { ApiError } from 'src/common/http/errors';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { DevIdentity } from 'src/modules/identity/dev-identity';
+
+@Controller('dev-identity')
+export class DevIdentityController {
+  constructor(
+    private readonly devIdentity: DevIdentity,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Get('.well-known/jwks.json')
+  @Public()
+  jwks() {
+    if (!this.config.devIdentity) throw new ApiError(404, 'Not Found');
+    return this.devIdentity.jwks();
+  }
+}

@@ -1,0 +1,30 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
+import { PublicationService } from 'src/modules/publication/publication.service';
+
+export const RECONCILE_INTERVAL_MS = 2000;
+
+/**
+ * Retries pending publications until they settle. Safe on any number of replicas: a publish is
+ * idempotent and the hot path never goes back to an older version.
+ */
+@Injectable()
+export class PublicationJob {
+  private readonly logger = new Logger('publication');
+  private running = false;
+
+  constructor(private readonly publications: PublicationService) {}
+
+  @Interval(RECONCILE_INTERVAL_MS)
+  async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      await this.publications.reconcile();
+    } catch (error) {
+      this.logger.warn({ msg: 'reconciliation pass failed', error: error instanceof Error ? error.message : 'unknown' });
+    } finally {
+      this.running = false;
+    }
+  }
+}

@@ -1,0 +1,181 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Role } from 'src/common/access/actions';
+import { Env, OperatorContext, WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { ApiError } from 'src/common/http/errors';
+import { newId } from 'src/common/ids/ids';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { isUniqueViolation } from 'src/database/errors';
+import { inTransaction, Tx } from 'src/database/transaction';
+import { AuditService } from 'src/modules/audit/audit.service';
+import { PublicationService } from 'src/modules/publication/publication.service';
+import { MemberRow, toMemberDocument, toWorkspaceDocument, WorkspaceRow } from 'src/modules/workspaces/dto/workspace.document';
+import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
+
+const ENVS: readonly Env[] = ['dev', 'stage', 'prod'];
+const WORKSPACE_COLUMNS = `w.id, w.org_id, w.slug, w.env, w.frozen, w.snapshot_version`;
+
+@Injectable()
+export class WorkspacesService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly access: WorkspaceAccess,
+    private readonly audit: AuditService,
+    private readonly publications: PublicationService,
+    private readonly overviews: OverviewRegistry,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async create(operator: OperatorContext, orgId: string, slug: string, env: unknown) {
+    if (env !== undefined && !(typeof env === 'string' && (ENVS as readonly string[]).includes(env))) {
+      throw new ApiError(400, 'env must be one of dev, stage, prod');
+    }
+    return inTransaction(this.dataSource, async (tx) => {
+      const member = await tx.manager.query(`SELECT 1 FROM organization_members WHERE org_id = $1 AND user_id = $2 FOR SHARE`, [orgId, operator.userId]);
+      if (member.length === 0) throw new ApiError(403, 'not a member of that organization');
+      const row = await this.insertWorkspace(tx, operator, orgId, slug, (env as Env | undefined) ?? 'dev');
+      return toWorkspaceDocument(row);
+    });
+  }
+
+  async list(operator: OperatorContext, orgId?: string) {
+    const rows: WorkspaceRow[] = await this.dataSource.query(
+      `SELECT ${WORKSPACE_COLUMNS} FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id
+       WHERE m.user_id = $1 AND ($2::text IS NULL OR w.org_id = $2) ORDER BY w.created_at, w.id`,
+      [operator.userId, orgId ?? null],
+    );
+    return { workspaces: rows.map(toWorkspaceDocument) };
+  }
+
+  /** The operator profile; on first sign-in provisions an organization and a `default` workspace. */
+  async profile(operator: OperatorContext) {
+    let rows = await this.memberships(operator.userId);
+    if (rows.length === 0) {
+      await inTransaction(this.dataSource, async (tx) => {
+        // Serialize concurrent first calls of one user: exactly one organization and workspace.
+        await tx.manager.query(`SELECT pg_advisory_xact_lock(hashtext('provision:' || $1))`, [operator.userId]);
+        const again = await tx.manager.query(`SELECT 1 FROM workspace_members WHERE user_id = $1 LIMIT 1`, [operator.userId]);
+        if (again.length > 0) return;
+        const orgId = newId('org');
+        await tx.manager.query(`INSERT INTO organizations (id) VALUES ($1)`, [orgId]);
+        await tx.manager.query(`INSERT INTO organization_members (org_id, user_id) VALUES ($1, $2)`, [orgId, operator.userId]);
+        await this.insertWorkspace(tx, operator, orgId, 'default', 'dev');
+      });
+      rows = await this.memberships(operator.userId);
+    }
+    return {
+      user: { id: operator.userId, email: operator.email },
+      workspaces: rows.map((r) => ({ id: r.id, org_id: r.org_id, slug: r.slug, env: r.env, frozen: r.frozen, role: r.role })),
+      default_workspace_id: rows[0]?.id ?? null,
+    };
+  }
+
+  async overview(ws: WorkspaceContext) {
+    const blocks = await this.overviews.read(this.dataSource, ws.id);
+    return { workspace: toWorkspaceDocument(this.rowOf(ws)), ...blocks };
+  }
+
+  get(ws: WorkspaceContext) {
+    return toWorkspaceDocument(this.rowOf(ws));
+  }
+
+  /** Addresses an agent needs; never a key. */
+  clientEndpoints(ws: WorkspaceContext) {
+    const gateway = this.config.gatewayPublicUrl;
+    return {
+      workspace_id: ws.id,
+      env: ws.env,
+      gateway_url: gateway,
+      mcp_url: `${gateway}/mcp`,
+      llm_base_url: `${gateway}/v1`,
+      key_prefix: ws.env === 'prod' ? 'ob_live' : 'ob_test',
+    };
+  }
+
+  async members(ws: WorkspaceContext) {
+    const rows: MemberRow[] = await this.dataSource.query(
+      `SELECT m.user_id, u.email, m.role, m.created_at FROM workspace_members m JOIN users u ON u.id = m.user_id
+       WHERE m.workspace_id = $1 ORDER BY m.created_at, m.user_id`,
+      [ws.id],
+    );
+    return { members: rows.map(toMemberDocument) };
+  }
+
+  async putMember(ctx: WorkspaceContext, userId: string, role: Role) {
+    return this.access.mutate(ctx, async (tx, ws) => {
+      const users = await tx.manager.query(`SELECT id FROM users WHERE id = $1`, [userId]);
+      if (users.length === 0) throw new ApiError(404, 'user not found');
+      const current: { role: Role }[] = await tx.manager.query(`SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2 FOR UPDATE`, [ws.id, userId]);
+      if (current[0]?.role === 'owner' && role !== 'owner') await this.assertAnotherOwner(tx, ws.id, userId);
+      await tx.manager.query(
+        `INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, $3)
+         ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+        [ws.id, userId, role],
+      );
+      await this.audit.record(tx, { workspaceId: ws.id, actor: ws.operator, action: 'membership.grant', target: userId, detail: { status: role } });
+      const [row]: MemberRow[] = await tx.manager.query(
+        `SELECT m.user_id, u.email, m.role, m.created_at FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 AND m.user_id = $2`,
+        [ws.id, userId],
+      );
+      return toMemberDocument(row);
+    });
+  }
+
+  async deleteMember(ctx: WorkspaceContext, userId: string): Promise<void> {
+    await this.access.mutate(ctx, async (tx, ws) => {
+      const current: { role: Role }[] = await tx.manager.query(`SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2 FOR UPDATE`, [ws.id, userId]);
+      if (current.length === 0) throw new ApiError(404, 'member not found');
+      if (current[0].role === 'owner') await this.assertAnotherOwner(tx, ws.id, userId);
+      await tx.manager.query(`DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`, [ws.id, userId]);
+      await this.audit.record(tx, { workspaceId: ws.id, actor: ws.operator, action: 'membership.revoke', target: userId, detail: { status: current[0].role } });
+    });
+  }
+
+  /** Operations (CLI): freeze or unfreeze; false when the workspace does not exist. */
+  async setFlag(workspaceId: string, flag: 'frozen' | 'assistant_enabled', value: boolean): Promise<boolean> {
+    const [, count] = await this.dataSource.query(`UPDATE workspaces SET ${flag} = $2 WHERE id = $1`, [workspaceId, value]);
+    return count === 1;
+  }
+
+  /** Operations (CLI): lets a user create workspaces in an organization. */
+  async grantOrganization(orgId: string, userId: string): Promise<void> {
+    const org = await this.dataSource.query(`SELECT 1 FROM organizations WHERE id = $1`, [orgId]);
+    if (org.length === 0) throw new Error('organization not found');
+    const user = await this.dataSource.query(`SELECT 1 FROM users WHERE id = $1`, [userId]);
+    if (user.length === 0) throw new Error('user not found');
+    await this.dataSource.query(`INSERT INTO organization_members (org_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [orgId, userId]);
+  }
+
+  private async assertAnotherOwner(tx: Tx, workspaceId: string, userId: string): Promise<void> {
+    const others = await tx.manager.query(`SELECT 1 FROM workspace_members WHERE workspace_id = $1 AND role = 'owner' AND user_id <> $2 LIMIT 1`, [workspaceId, userId]);
+    if (others.length === 0) throw new ApiError(409, 'workspace must keep an owner');
+  }
+
+  /** Workspace, owner membership, audit row and the version-1 publication intent, in `tx`; published after commit. */
+  private async insertWorkspace(tx: Tx, operator: OperatorContext, orgId: string, slug: string, env: Env): Promise<WorkspaceRow> {
+    const id = newId('ws');
+    try {
+      await tx.manager.query(`INSERT INTO workspaces (id, org_id, slug, env, snapshot_version) VALUES ($1, $2, $3, $4, 1)`, [id, orgId, slug, env]);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ApiError(409, 'workspace slug already exists in this org');
+      throw error;
+    }
+    await tx.manager.query(`INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'owner')`, [id, operator.userId]);
+    await this.audit.record(tx, { workspaceId: id, actor: operator, action: 'workspace.create', target: id, detail: { env, snapshot_version: 1 } });
+    tx.afterCommit(() => this.publications.publish(id));
+    return { id, org_id: orgId, slug, env, frozen: false, snapshot_version: 1 };
+  }
+
+  private memberships(userId: string): Promise<(WorkspaceRow & { role: Role })[]> {
+    return this.dataSource.query(
+      `SELECT ${WORKSPACE_COLUMNS}, m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
+       WHERE m.user_id = $1 ORDER BY m.created_at, w.id`,
+      [userId],
+    );
+  }
+
+  private rowOf(ws: WorkspaceContext): WorkspaceRow {
+    return { id: ws.id, org_id: ws.orgId, slug: ws.slug, env: ws.env, frozen: ws.frozen, snapshot_version: ws.snapshotVersion };
+  }
+}

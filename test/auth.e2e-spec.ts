@@ -1,0 +1,165 @@
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { bearer, startTestApp, TestApp } from 'test/support/app';
+
+describe('operator authentication', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  const me = (authorization?: string) => {
+    const req = t.http().get('/api/v1/me');
+    return authorization === undefined ? req : req.set('Authorization', authorization);
+  };
+
+  it('answers 401 session required without a header or with another scheme', async () => {
+    for (const header of [undefined, 'Basic dXNlcjpwYXNz', 'Token abc', 'Bearer', 'Bearer ']) {
+      const res = await me(header).expect(401);
+      expect(res.body).toEqual({ detail: 'session required' });
+      expect(res.headers['cache-control']).toBe('no-store');
+    }
+  });
+
+  it('accepts a valid RS256 token and maps it to a usr_ id', async () => {
+    const token = await t.issuer.token({ sub: 'alice', email: 'alice@example.com' });
+    const res = await me(`Bearer ${token}`).expect(200);
+    expect(res.body.user).toEqual({ id: expect.stringMatching(/^usr_[0-9a-f]{24}$/), email: 'alice@example.com' });
+    expect(res.headers['cache-control']).toBe('no-store');
+  });
+
+  it('refreshes the e-mail from the token and keeps the same user id', async () => {
+    const first = await me(`Bearer ${await t.issuer.token({ sub: 'bob', email: 'bob@old.example' })}`).expect(200);
+    const second = await me(`Bearer ${await t.issuer.token({ sub: 'bob', email: 'bob@new.example' })}`).expect(200);
+    expect(second.body.user).toEqual({ id: first.body.user.id, email: 'bob@new.example' });
+  });
+
+  describe('answers 401 session not accepted for every verification failure', () => {
+    const rejects = async (token: string) => {
+      const res = await me(`Bearer ${token}`).expect(401);
+      expect(res.body).toEqual({ detail: 'session not accepted' });
+    };
+
+    it('garbage', () => rejects('not.a.jwt'));
+    it('expired beyond the 30 s leeway', async () => rejects(await t.issuer.token({ expiresInS: -31 })));
+    it('wrong issuer', async () => rejects(await t.issuer.token({ issuer: 'https://evil.example' })));
+    it('missing sub', async () => rejects(await t.issuer.token({ omit: ['sub'] })));
+    it('missing exp', async () => rejects(await t.issuer.token({ omit: ['exp'] })));
+    it('missing iss', async () => rejects(await t.issuer.token({ omit: ['iss'] })));
+    it('unknown kid', async () => rejects(await t.issuer.token({ kid: 'no-such-key' })));
+
+    it('a key the issuer does not publish, under the published kid', async () => {
+      const { privateKey } = await generateKeyPair('RS256');
+      await rejects(await t.issuer.token({ key: privateKey }));
+    });
+
+    it('alg none', async () => {
+      const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+      const payload = { sub: 'mallory', iss: t.issuer.url, exp: Math.floor(Date.now() / 1000) + 600 };
+      await rejects(`${enc({ alg: 'none', kid: t.issuer.kid })}.${enc(payload)}.`);
+    });
+
+    it('HS256 signed with the public key as the secret', async () => {
+      const jwk = t.issuer.publicKeyJwk;
+      const secret = new TextEncoder().encode(JSON.stringify(jwk));
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256', kid: t.issuer.kid })
+        .setIssuer(t.issuer.url)
+        .setSubject('mallory')
+        .setExpirationTime('10m')
+        .sign(secret);
+      await rejects(token);
+      const nSecret = Buffer.from(jwk.n!, 'base64url');
+      await rejects(await new SignJWT({}).setProtectedHeader({ alg: 'HS256', kid: t.issuer.kid }).setIssuer(t.issuer.url).setSubject('m').setExpirationTime('10m').sign(nSecret));
+    });
+  });
+
+  it('accepts a token expired within the 30 s leeway', async () => {
+    await me(`Bearer ${await t.issuer.token({ expiresInS: -10 })}`).expect(200);
+  });
+
+  it('never accepts a virtual key or a service token at /api/v1', async () => {
+    await me('Bearer ob_live_abcdefghijklmnopqrstuvwxyz0123456789').expect(401, { detail: 'session not accepted' });
+  });
+
+  it('keeps the role table in control: a token claiming a workspace or role grants nothing', async () => {
+    const owner = await t.signIn();
+    const token = await t.issuer.token({ sub: 'claims-everything' });
+    const res = await t.http().get(`/api/v1/workspaces/${owner.workspaceId}`).set(bearer({ token })).expect(404);
+    expect(res.body).toEqual({ detail: 'workspace not found' });
+  });
+});
+
+describe('authorized parties', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ IDENTITY_AUTHORIZED_PARTIES: 'dashboard, cli' });
+  });
+  afterAll(() => t.close());
+
+  it('accepts a listed azp and refuses a missing or unlisted one', async () => {
+    await t.http().get('/api/v1/me').set(bearer({ token: await t.issuer.token({ azp: 'cli' }) })).expect(200);
+    for (const token of [await t.issuer.token({}), await t.issuer.token({ azp: 'other' })]) {
+      await t.http().get('/api/v1/me').set(bearer({ token })).expect(401, { detail: 'session not accepted' });
+    }
+  });
+});
+
+describe('identity not configured', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ IDENTITY_ISSUER: undefined });
+  });
+  afterAll(() => t.close());
+
+  it('answers 503 on every operator route, with or without a token, and keeps /healthz open', async () => {
+    for (const path of ['/api/v1/me', '/api/v1/workspaces', '/api/v1/workspaces/ws_x', '/api/v1/workspaces/ws_x/audit']) {
+      const res = await t.http().get(path).set('Authorization', 'Bearer x').expect(503);
+      expect(res.body).toEqual({ detail: 'dashboard identity is not configured' });
+      expect(res.headers['cache-control']).toBe('no-store');
+    }
+    const health = await t.http().get('/healthz').expect(200);
+    expect(health.body).toEqual({ ok: true });
+    expect(health.headers['cache-control']).toBeUndefined();
+  });
+});
+
+describe('JWKS caching', () => {
+  it('fetches the key set once for many requests and refetches for an unknown kid at most once per cooldown', async () => {
+    const t = await startTestApp();
+    try {
+      const token = await t.issuer.token({ sub: 'cache' });
+      for (let i = 0; i < 5; i++) await t.http().get('/api/v1/me').set(bearer({ token })).expect(200);
+      expect(t.issuer.jwksRequests).toBe(1);
+      for (let i = 0; i < 3; i++) {
+        await t.http().get('/api/v1/me').set(bearer({ token: await t.issuer.token({ kid: `rotated-${i}` }) })).expect(401);
+      }
+      expect(t.issuer.jwksRequests).toBe(2);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('picks up a rotated key by kid', async () => {
+    // An issuer whose key set changes: the new kid is unknown to the cache and triggers one refetch.
+    const first = await generateKeyPair('RS256', { extractable: true });
+    const second = await generateKeyPair('RS256', { extractable: true });
+    const keys = [{ ...(await exportJWK(first.publicKey)), kid: 'k1', alg: 'RS256' }];
+    const server = createServer((_, res) => res.end(JSON.stringify({ keys })));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const t = await startTestApp({ IDENTITY_ISSUER: url });
+    const sign = (kid: string, key: CryptoKey | import('jose').KeyLike) =>
+      new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(url).setSubject('rot').setExpirationTime('5m').sign(key);
+    try {
+      await t.http().get('/api/v1/me').set(bearer({ token: await sign('k1', first.privateKey) })).expect(200);
+      keys.push({ ...(await exportJWK(second.publicKey)), kid: 'k2', alg: 'RS256' });
+      await t.http().get('/api/v1/me').set(bearer({ token: await sign('k2', second.privateKey) })).expect(200);
+    } finally {
+      await t.close();
+      server.close();
+    }
+  });
+});
