@@ -23,7 +23,9 @@ const READ = {
   name: 'access_read',
   text: `SELECT ${COLUMNS} FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.id = $1`,
 };
-const LOCK = `SELECT ${COLUMNS} FROM workspaces w LEFT JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.id = $1 FOR UPDATE OF w`;
+const LOCK = `SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE`;
+/** Run after LOCK as its own statement, so it reads what committed while the lock was awaited. */
+const REREAD = `SELECT ${COLUMNS} FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.id = $1`;
 
 export const WORKSPACE_NOT_FOUND = 'workspace not found';
 
@@ -43,7 +45,8 @@ export class WorkspaceAccess {
 
   /** Locks the workspace row for the rest of `tx` and re-authorizes; returns the fresh context. */
   async lock(tx: Tx, ctx: WorkspaceContext): Promise<WorkspaceContext> {
-    const rows: AccessRow[] = await tx.manager.query(LOCK, [ctx.id, ctx.operator.userId]);
+    await tx.manager.query(LOCK, [ctx.id]);
+    const rows: AccessRow[] = await tx.manager.query(REREAD, [ctx.id, ctx.operator.userId]);
     return this.decide(rows[0], ctx.operator, ctx.action);
   }
 

@@ -1,5 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { STATUS_CODES } from 'node:http';
+import { ApiError, FieldValidationError, ServiceError } from 'src/common/http/errors';
 import { isOperatorPath, NO_STORE } from 'src/common/http/no-store.interceptor';
 
 /**
@@ -23,21 +25,21 @@ export class ApiExceptionFilter implements ExceptionFilter {
   }
 
   private describe(exception: unknown): [number, unknown] {
+    if (exception instanceof ApiError || exception instanceof FieldValidationError || exception instanceof ServiceError) {
+      return [exception.getStatus(), exception.getResponse()];
+    }
     if (exception instanceof HttpException) {
+      // The framework's own: an unknown route, a body that is not JSON, an oversize body. Their
+      // messages are the parser's, so answer a fixed text per status instead.
       const status = exception.getStatus();
-      const body = exception.getResponse();
-      if (typeof body === 'object' && body !== null && ('detail' in body || 'error' in body) && Object.keys(body).length === 1) {
-        return [status, body];
-      }
-      const message = typeof body === 'string' ? body : (body as { message?: unknown }).message;
-      return [status, { detail: typeof message === 'string' ? message : exception.message }];
+      const cause = exception.message;
+      if (status === 400) return [400, { detail: /JSON/i.test(cause) ? 'malformed JSON body' : 'malformed request' }];
+      return [status, { detail: STATUS_CODES[status] ?? 'error' }];
     }
     const parserError = exception as { type?: string; status?: number };
-    if (parserError && typeof parserError.status === 'number' && typeof parserError.type === 'string') {
-      // body-parser failures: malformed JSON, oversize or unsupported bodies
-      if (parserError.type === 'entity.parse.failed') return [400, { detail: 'malformed JSON body' }];
-      if (parserError.type === 'entity.too.large') return [413, { detail: 'request body too large' }];
-      return [400, { detail: 'malformed request body' }];
+    if (parserError?.type === 'entity.too.large') return [413, { detail: 'request body too large' }];
+    if (parserError && typeof parserError.status === 'number' && typeof parserError.type === 'string' && parserError.status < 500) {
+      return [parserError.status, { detail: 'malformed request body' }];
     }
     this.logger.error({ msg: 'unhandled error', error: exception instanceof Error ? exception.name : typeof exception, stack: exception instanceof Error ? exception.stack : undefined });
     return [500, { error: { code: 'internal_error', message: 'internal server error' } }];

@@ -1,7 +1,10 @@
+import { sha256Hex } from 'src/common/crypto/crypto';
+
 /**
- * Opaque list cursors: unpadded base64url of a JSON object that carries `v` (the version) and
- * exactly the keys its list declares. Only the canonical encoding of a well-typed object is
- * accepted, so duplicate keys, extra or missing keys, padding and re-orderings are all rejected.
+ * Opaque list cursors: unpadded base64url of a JSON object that carries `v` (the version),
+ * exactly the keys its list declares, and `c`, a checksum of the rest. Only the canonical
+ * encoding of a well-typed object with a matching checksum is accepted, so duplicate keys, extra
+ * or missing keys, padding, re-orderings and edited values are all rejected.
  */
 export const CURSOR_VERSION = 1;
 export const CURSOR_MAX_LENGTH = 2048;
@@ -16,7 +19,13 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 function ordered<S extends CursorSchema>(schema: S, value: CursorValue<S>): Record<string, unknown> {
   const out: Record<string, unknown> = { v: CURSOR_VERSION };
   for (const key of Object.keys(schema)) out[key] = value[key];
+  out.c = cursorChecksum(JSON.stringify(out));
   return out;
+}
+
+/** The `c` field: 16 hex characters of sha256 over the JSON of the other fields. */
+export function cursorChecksum(json: string): string {
+  return sha256Hex(json).slice(0, 16);
 }
 
 export function encodeCursor<S extends CursorSchema>(schema: S, value: CursorValue<S>): string {
@@ -37,7 +46,7 @@ export function decodeCursor<S extends CursorSchema>(schema: S, text: string, ma
   if (record.v !== CURSOR_VERSION) return null;
   const keys = Object.keys(record);
   const expected = Object.keys(schema);
-  if (keys.length !== expected.length + 1) return null;
+  if (keys.length !== expected.length + 2 || typeof record.c !== 'string') return null;
   for (const key of expected) {
     const value = record[key];
     switch (schema[key]) {
@@ -52,8 +61,8 @@ export function decodeCursor<S extends CursorSchema>(schema: S, text: string, ma
         break;
     }
   }
-  const value = record as CursorValue<S>;
-  // Canonical form only: re-encoding must give back the exact text.
-  if (encodeCursor(schema, value) !== text) return null;
-  return value;
+  const { c: _checksum, ...value } = record;
+  // Canonical form with a matching checksum only: re-encoding must give back the exact text.
+  if (encodeCursor(schema, value as CursorValue<S>) !== text) return null;
+  return value as CursorValue<S>;
 }
