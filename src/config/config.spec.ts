@@ -1,0 +1,54 @@
+import { ConfigError, loadConfig } from 'src/config/config';
+
+describe('configuration', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      pgliteDir: '.data/pglite',
+      redisUrl: undefined,
+      redisPrefix: 'ob',
+      identityIssuer: undefined,
+      jwksTtlSeconds: 600,
+      authorizedParties: [],
+      serviceJwtSecret: undefined,
+      gatewayUrl: 'http://127.0.0.1:8080',
+      gatewayPublicUrl: 'http://127.0.0.1:8080',
+      publicUrl: 'http://localhost:3000',
+      webUrl: 'http://localhost:5173',
+      policyCompilerConcurrency: 2,
+      devIdentity: false,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads and normalizes values', () => {
+    const config = loadConfig({ PORT: '8081', IDENTITY_ISSUER: 'https://id.example/', IDENTITY_AUTHORIZED_PARTIES: ' a, b ,,', GATEWAY_URL: 'http://gw:9000/' });
+    expect(config).toMatchObject({ port: 8081, identityIssuer: 'https://id.example', authorizedParties: ['a', 'b'], gatewayUrl: 'http://gw:9000', gatewayPublicUrl: 'http://gw:9000', publicUrl: 'http://localhost:8081' });
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['IDENTITY_ISSUER', 'not a url'],
+    ['IDENTITY_JWKS_TTL_S', '0'],
+    ['SERVICE_JWT_SECRET', 'short'],
+    ['POLICY_COMPILER_CONCURRENCY', '-1'],
+    ['LOG_LEVEL', 'loud'],
+    ['DEV_IDENTITY', 'yes'],
+  ])('stops with one line naming %s for a bad value', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    try {
+      loadConfig({ [name]: value });
+    } catch (error) {
+      expect((error as Error).message).toMatch(new RegExp(`^invalid configuration: ${name}: [^\\n]+$`));
+      expect((error as Error).message).not.toContain(value === 'short' ? value : '\u0000');
+    }
+  });
+
+  it('refuses the development issuer in production', () => {
+    expect(() => loadConfig({ DEV_IDENTITY: '1', NODE_ENV: 'production' })).toThrow('invalid configuration: DEV_IDENTITY: the development issuer is refused when NODE_ENV=production');
+  });
+});

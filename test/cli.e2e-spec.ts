@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+
+const ROOT = join(__dirname, '..');
+
+/** Runs the operations CLI as `npm run cli` does, against the suite's database. */
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['-r', require.resolve('@swc-node/register'), join(ROOT, 'src/cli.ts'), ...args],
+      { cwd: ROOT, env: { PATH: process.env.PATH, NODE_PATH: ROOT, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('operations CLI', () => {
+  let t: TestApp;
+  let owner: Operator;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    t = await startTestApp();
+    owner = await t.signIn();
+    env = { DATABASE_URL: t.config.databaseUrl!, LOG_LEVEL: 'error' };
+  });
+  afterAll(() => t.close());
+
+  it('freezes and unfreezes a workspace', async () => {
+    const frozen = await cli(['workspace:freeze', owner.workspaceId], env);
+    expect(frozen).toMatchObject({ code: 0, stdout: `${owner.workspaceId} frozen\n` });
+    await t.http().put(`/api/v1/workspaces/${owner.workspaceId}/members/${owner.userId}`).set(bearer(owner)).send({ role: 'owner' }).expect(409, { detail: 'workspace is frozen' });
+    expect(await cli(['workspace:unfreeze', owner.workspaceId], env)).toMatchObject({ code: 0 });
+    await t.http().put(`/api/v1/workspaces/${owner.workspaceId}/members/${owner.userId}`).set(bearer(owner)).send({ role: 'owner' }).expect(200);
+  });
+
+  it('switches the workspace assistant', async () => {
+    expect(await cli(['workspace:assistant', owner.workspaceId, 'on'], env)).toMatchObject({ code: 0 });
+    expect(await t.db.query(`SELECT assistant_enabled FROM workspaces WHERE id = $1`, [owner.workspaceId])).toEqual([{ assistant_enabled: true }]);
+    expect(await cli(['workspace:assistant', owner.workspaceId, 'maybe'], env)).toMatchObject({ code: 1 });
+  });
+
+  it('grants organization membership so the user can create workspaces there', async () => {
+    const other = await t.signIn();
+    await t.http().post('/api/v1/workspaces').set(bearer(other)).send({ org_id: owner.orgId, slug: 'granted' }).expect(403);
+    expect(await cli(['org:grant', owner.orgId, other.userId], env)).toMatchObject({ code: 0 });
+    await t.http().post('/api/v1/workspaces').set(bearer(other)).send({ org_id: owner.orgId, slug: 'granted' }).expect(201);
+  });
+
+  it('exits non-zero with one line for an unknown workspace, organization or command', async () => {
+    for (const args of [['workspace:freeze', 'ws_missing'], ['org:grant', 'org_missing', owner.userId], ['nonsense'], []]) {
+      const res = await cli(args, env);
+      expect(res.code).not.toBe(0);
+      expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+
+  it('runs migrations idempotently', async () => {
+    expect(await cli(['migration:run'], env)).toMatchObject({ code: 0, stdout: 'no pending migrations\n' });
+  });
+
+  it('prints a development token that the development issuer of a running service accepts', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as { port: number };
+        probe.close(() => resolve(free));
+      });
+    });
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const dev = await startTestApp({ DEV_IDENTITY: '1', PUBLIC_URL: publicUrl, IDENTITY_ISSUER: `${publicUrl}/dev-identity` });
+    try {
+      await dev.app.listen(port, '127.0.0.1');
+      const res = await cli(['dev:token', '--sub', 'alice', '--email', 'alice@example.com', '--ttl', '120'], { ...env, PUBLIC_URL: publicUrl });
+      expect(res.code).toBe(0);
+      const token = res.stdout.trim();
+      expect(decodeProtectedHeader(token)).toMatchObject({ alg: 'RS256', kid: expect.any(String) });
+      const claims = decodeJwt(token);
+      expect(claims).toMatchObject({ sub: 'alice', email: 'alice@example.com', iss: `${publicUrl}/dev-identity` });
+      expect((claims.exp as number) - (claims.iat as number)).toBe(120);
+      const me = await dev.http().get('/api/v1/me').set(bearer({ token })).expect(200);
+      expect(me.body.user.email).toBe('alice@example.com');
+    } finally {
+      await dev.close();
+    }
+  });
+
+  it('serves no development issuer unless DEV_IDENTITY=1', async () => {
+    await t.http().get('/dev-identity/.well-known/jwks.json').expect(404);
+  });
+
+  it('refuses the development issuer in production', async () => {
+    const res = await cli(['dev:token', '--sub', 'x'], { ...env, DEV_IDENTITY: '1', NODE_ENV: 'production' });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe('invalid configuration: DEV_IDENTITY: the development issuer is refused when NODE_ENV=production\n');
+  });
+});
