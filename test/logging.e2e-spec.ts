@@ -1,0 +1,45 @@
+import { bearer, startTestApp, TestApp } from 'test/support/app';
+
+describe('structured access log', () => {
+  let t: TestApp;
+  const lines: string[] = [];
+  let write: typeof process.stdout.write;
+  beforeAll(async () => {
+    t = await startTestApp({ LOG_LEVEL: 'info' });
+    write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    }) as typeof process.stdout.write;
+  });
+  afterAll(async () => {
+    process.stdout.write = write;
+    await t.close();
+  });
+
+  it('writes one JSON line per request with method, path template, status, duration and request id, never a token or a body', async () => {
+    const op = await t.signIn('logger');
+    lines.length = 0;
+    await t.http().post('/api/v1/workspaces').set(bearer(op)).set('X-Request-Id', 'req_trace-1').send({ org_id: op.orgId, slug: 'secret-slug-value' }).expect(201);
+    await t.http().get(`/api/v1/workspaces/${op.workspaceId}/members`).set(bearer(op)).expect(200);
+    await t.http().get('/api/v1/me').set('Authorization', 'Bearer not-a-token-but-secret').expect(401);
+    const access = lines.map((l) => JSON.parse(l)).filter((l) => l.context === 'access');
+    expect(access).toEqual([
+      expect.objectContaining({ level: 'info', msg: 'request', method: 'POST', route: '/api/v1/workspaces', status: 201, duration_ms: expect.any(Number), request_id: 'req_trace-1' }),
+      expect.objectContaining({ method: 'GET', route: '/api/v1/workspaces/:ws/members', status: 200, request_id: expect.stringMatching(/^req_/) }),
+      expect.objectContaining({ method: 'GET', route: '/api/v1/me', status: 401 }),
+    ]);
+    const all = lines.join('');
+    expect(all).not.toContain(op.token);
+    expect(all).not.toContain('not-a-token-but-secret');
+    expect(all).not.toContain('secret-slug-value');
+    expect(all).not.toContain(op.workspaceId);
+  });
+
+  it('echoes the request id in the response', async () => {
+    const res = await t.http().get('/healthz').set('X-Request-Id', 'req_abc').expect(200);
+    expect(res.headers['x-request-id']).toBe('req_abc');
+    const generated = await t.http().get('/healthz').set('X-Request-Id', 'bad id with spaces').expect(200);
+    expect(generated.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/);
+  });
+});
