@@ -151,7 +151,7 @@ describe('JWKS caching', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const t = await startTestApp({ IDENTITY_ISSUER: url });
-    const sign = (kid: string, key: CryptoKey | import('jose').KeyLike) =>
+    const sign = (kid: string, key: import('jose').KeyLike) =>
       new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(url).setSubject('rot').setExpirationTime('5m').sign(key);
     try {
       await t.http().get('/api/v1/me').set(bearer({ token: await sign('k1', first.privateKey) })).expect(200);

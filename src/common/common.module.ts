@@ -6,18 +6,20 @@ import { SessionVerifier } from 'src/common/auth/session-verifier';
 import { ApiExceptionFilter } from 'src/common/http/exception.filter';
 import { NoStoreInterceptor } from 'src/common/http/no-store.interceptor';
 import { ApiValidationPipe } from 'src/common/http/validation.pipe';
+import { MetricsService } from 'src/common/metrics/metrics.service';
 
 /** The request pipeline every route goes through, registered here so a test app behaves like production. */
 @Global()
 @Module({
   providers: [
     SessionVerifier,
+    MetricsService,
     WorkspaceAccess,
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: ApiExceptionFilter },
     { provide: APP_INTERCEPTOR, useClass: NoStoreInterceptor },
   ],
-  exports: [WorkspaceAccess],
+  exports: [WorkspaceAccess, MetricsService],
 })
 export class CommonModule {}

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength, validateSync } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 
 const urlOptions = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
@@ -23,9 +23,13 @@ class EnvironmentVariables {
   @IsOptional() @IsUrl(urlOptions) PUBLIC_URL?: string;
   @IsOptional() @IsUrl(urlOptions) WEB_URL?: string;
   @IsOptional() @IsString() OAUTH_DEFAULT_CLIENT_ID?: string;
+  @IsOptional() @IsUrl(urlOptions) ORCHESTRATOR_URL?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(64) POLICY_COMPILER_CONCURRENCY?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) APPROVAL_TTL_S?: number;
   @IsOptional() @IsIn(['0', '1']) DEV_IDENTITY?: string;
   @IsOptional() @IsIn(['debug', 'info', 'warn', 'error']) LOG_LEVEL?: string;
+  @IsOptional() @Matches(/^([A-Za-z0-9.-]*|\[[0-9a-fA-F:]+\]):\d{1,5}$/, { message: 'must be host:port or :port' }) METRICS_ADDR?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1200) READ_MODEL_RETENTION_MONTHS?: number;
   @IsOptional() @IsString() NODE_ENV?: string;
 }
 
@@ -46,14 +50,27 @@ export interface AppConfig {
   publicUrl: string;
   webUrl: string;
   oauthDefaultClientId: string | undefined;
+  /** Worker orchestration service; unset = runs are refused with a typed 503. */
+  orchestratorUrl: string | undefined;
   policyCompilerConcurrency: number;
+  approvalTtlSeconds: number;
   devIdentity: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  metricsAddr: { host: string; port: number } | undefined;
+  /** Whole calendar months of receipts and usage kept before their partitions are dropped. */
+  readModelRetentionMonths: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
 export class ConfigError extends Error {}
+
+/** `host:port` or `:port` (all interfaces). */
+function parseAddress(text: string): { host: string; port: number } {
+  const at = text.lastIndexOf(':');
+  const host = text.slice(0, at).replace(/^\[|\]$/g, '');
+  return { host: host || '0.0.0.0', port: Number(text.slice(at + 1)) };
+}
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
@@ -89,8 +106,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     publicUrl: trimSlash(vars.PUBLIC_URL ?? `http://localhost:${port}`),
     webUrl: trimSlash(vars.WEB_URL ?? 'http://localhost:5173'),
     oauthDefaultClientId: vars.OAUTH_DEFAULT_CLIENT_ID || undefined,
+    orchestratorUrl: vars.ORCHESTRATOR_URL ? trimSlash(vars.ORCHESTRATOR_URL) : undefined,
     policyCompilerConcurrency: vars.POLICY_COMPILER_CONCURRENCY ?? 2,
+    approvalTtlSeconds: vars.APPROVAL_TTL_S ?? 900,
     devIdentity,
     logLevel: (vars.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
+    metricsAddr: vars.METRICS_ADDR ? parseAddress(vars.METRICS_ADDR) : undefined,
+    readModelRetentionMonths: vars.READ_MODEL_RETENTION_MONTHS ?? 13,
   };
 }

@@ -1,5 +1,6 @@
 import { Injectable, Logger, NestMiddleware } from '@nestjs/common';
 import { newId } from 'src/common/ids/ids';
+import { MetricsService } from 'src/common/metrics/metrics.service';
 
 interface RequestLike {
   method: string;
@@ -17,12 +18,14 @@ interface ResponseLike {
 const REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /**
- * One access-log line per request: method, path template, status, duration and request id.
- * Never the URL with its values, a header or a body.
+ * One access-log line and one duration observation per request: method, path template, status,
+ * duration and request id. Never the URL with its values, a header or a body.
  */
 @Injectable()
 export class AccessLogMiddleware implements NestMiddleware {
   private readonly logger = new Logger('access');
+
+  constructor(private readonly metrics: MetricsService) {}
 
   use(req: RequestLike, res: ResponseLike, next: () => void) {
     const started = process.hrtime.bigint();
@@ -33,6 +36,7 @@ export class AccessLogMiddleware implements NestMiddleware {
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       const route = req.route?.path ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
+      this.metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, durationMs / 1000);
       this.logger.log({ msg: 'request', method: req.method, route, status: res.statusCode, duration_ms: Math.round(durationMs * 100) / 100, request_id: requestId });
     });
     next();
