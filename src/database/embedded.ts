@@ -6,8 +6,9 @@ import { Logger } from '@nestjs/common';
  * loopback port by pglite-socket so the ordinary `pg` driver (with a pool of one) talks to it.
  */
 export async function startEmbeddedPostgres(dir: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+  // Loaded only in embedded mode (CommonJS builds of both packages).
+  const { PGlite } = require('@electric-sql/pglite') as typeof import('@electric-sql/pglite');
+  const { PGLiteSocketServer } = require('@electric-sql/pglite-socket') as typeof import('@electric-sql/pglite-socket');
   mkdirSync(dir, { recursive: true });
   const db = await PGlite.create(dir);
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
