@@ -6,6 +6,7 @@ import { AccessLogMiddleware } from 'src/common/logging/access-log.middleware';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { dataSourceOptions } from 'src/database/data-source';
 import { RedisModule } from 'src/database/redis.module';
+import { ApprovalsModule } from 'src/modules/approvals/approvals.module';
 import { AuditModule } from 'src/modules/audit/audit.module';
 import { HealthModule } from 'src/modules/health/health.module';
 import { IdentityModule } from 'src/modules/identity/identity.module';
@@ -13,7 +14,7 @@ import { PublicationModule } from 'src/modules/publication/publication.module';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 
 /** Every domain module; infrastructure first. */
-export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule];
+export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, ApprovalsModule];
 
 @Global()
 @Module({})

@@ -1,4 +1,5 @@
 import { Foundation1763769600000 } from 'src/database/migrations/1763769600000-foundation';
+import { Approvals1763769603000 } from 'src/database/migrations/1763769603000-approvals';
 
 /** Every migration, in order. A new migration is added here (explicit, so bundling never loses one). */
-export const MIGRATIONS = [Foundation1763769600000];
+export const MIGRATIONS = [Foundation1763769600000, Approvals1763769603000];

@@ -1,0 +1,180 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { ApiError, bodyError, FieldValidationError } from 'src/common/http/errors';
+import { newId } from 'src/common/ids/ids';
+import { isUniqueViolation } from 'src/database/errors';
+import { Tx } from 'src/database/transaction';
+import { AuditAction } from 'src/modules/audit/audit-vocabulary';
+import { AuditService } from 'src/modules/audit/audit.service';
+import { PublicationService } from 'src/modules/publication/publication.service';
+import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
+import { ApprovalPolicyBody } from 'src/modules/approvals/dto/approval-policy.dto';
+import { APPROVAL_POLICY_COLUMNS, ApprovalPolicyRow, toApprovalPolicyDocument } from 'src/modules/approvals/dto/approval-policy.document';
+import { ApprovalRule, policySetHash, RULE_MESSAGES, ruleSet, SetRule, validateRules } from 'src/modules/approvals/rules';
+
+export interface ActiveRuleSet {
+  policy_set_hash: string;
+  rules: SetRule[];
+}
+
+/** The workspace's active approval rules and their hash: the snapshot's `approval_rules` part. */
+export async function activeRuleSet(manager: EntityManager | DataSource, workspaceId: string): Promise<ActiveRuleSet> {
+  const policies: { id: string; revision_id: string; rules: ApprovalRule[] }[] = await manager.query(
+    `SELECT id, revision_id, rules FROM approval_policies WHERE workspace_id = $1 AND status = 'active'`,
+    [workspaceId],
+  );
+  const rules = ruleSet(policies);
+  return { policy_set_hash: policySetHash(rules), rules };
+}
+
+const NOT_FOUND = 'approval policy not found';
+
+/** `expected_revision` of a revise or disable body: required, an integer >= 1. */
+function requiredRevision(value: unknown): number {
+  if (value === undefined || value === null) throw bodyError(['expected_revision'], 'expected_revision is required', 'missing');
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw bodyError(['expected_revision'], 'expected_revision must be an integer greater than or equal to 1', 'greater_than_equal');
+  }
+  return value;
+}
+
+function checkedRules(input: unknown): ApprovalRule[] {
+  const result = validateRules(input);
+  if ('errors' in result) throw new FieldValidationError(result.errors);
+  return result.rules;
+}
+
+@Injectable()
+export class ApprovalPoliciesService implements OnModuleInit {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly access: WorkspaceAccess,
+    private readonly audit: AuditService,
+    private readonly publications: PublicationService,
+    private readonly snapshots: SnapshotRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    this.snapshots.register('approval_rules', (manager, ws) => activeRuleSet(manager, ws.id));
+  }
+
+  async list(ws: WorkspaceContext) {
+    const rows: ApprovalPolicyRow[] = await this.dataSource.query(
+      `SELECT ${APPROVAL_POLICY_COLUMNS} FROM approval_policies WHERE workspace_id = $1 ORDER BY name, id`,
+      [ws.id],
+    );
+    return { approval_policies: rows.map(toApprovalPolicyDocument) };
+  }
+
+  async get(ws: WorkspaceContext, policyId: string) {
+    const [row]: ApprovalPolicyRow[] = await this.dataSource.query(`SELECT ${APPROVAL_POLICY_COLUMNS} FROM approval_policies WHERE workspace_id = $1 AND id = $2`, [ws.id, policyId]);
+    if (!row) throw new ApiError(404, NOT_FOUND);
+    return toApprovalPolicyDocument(row);
+  }
+
+  async create(ctx: WorkspaceContext, body: ApprovalPolicyBody) {
+    if (body.expected_revision !== undefined) throw bodyError(['expected_revision'], 'expected_revision is only valid when updating');
+    const rules = checkedRules(body.rules);
+    return this.access.mutate(ctx, async (tx, ws) => {
+      await this.assertMembers(tx, ws.id, rules);
+      const id = newId('apy');
+      const revisionId = newId('ayr');
+      await this.writeUnique(() =>
+        tx.manager.query(`INSERT INTO approval_policies (id, workspace_id, name, status, revision, revision_id, rules) VALUES ($1, $2, $3, 'active', 1, $4, $5)`, [
+          id,
+          ws.id,
+          body.name,
+          revisionId,
+          JSON.stringify(rules),
+        ]),
+      );
+      await this.recordRevision(tx, ws, id, 1, revisionId, body.name, rules);
+      return this.finish(tx, ws, id, 'approval_policy.create');
+    });
+  }
+
+  async revise(ctx: WorkspaceContext, policyId: string, body: ApprovalPolicyBody) {
+    const expected = requiredRevision(body.expected_revision);
+    const rules = checkedRules(body.rules);
+    return this.access.mutate(ctx, async (tx, ws) => {
+      const current = await this.lockPolicy(tx, ws.id, policyId, expected);
+      if (current.status === 'disabled') throw new ApiError(409, 'approval policy is disabled');
+      await this.assertMembers(tx, ws.id, rules);
+      const revision = current.revision + 1;
+      const revisionId = newId('ayr');
+      await this.writeUnique(() =>
+        tx.manager.query(
+          `UPDATE approval_policies SET name = $3, rules = $4, revision = $5, revision_id = $6, updated_at = clock_timestamp() WHERE workspace_id = $1 AND id = $2`,
+          [ws.id, policyId, body.name, JSON.stringify(rules), revision, revisionId],
+        ),
+      );
+      await this.recordRevision(tx, ws, policyId, revision, revisionId, body.name, rules);
+      return this.finish(tx, ws, policyId, 'approval_policy.revise');
+    });
+  }
+
+  /** Disables the policy (kept with its revisions); disabling a disabled policy changes nothing. */
+  async disable(ctx: WorkspaceContext, policyId: string, expectedRevision: unknown) {
+    const expected = requiredRevision(expectedRevision);
+    return this.access.mutate(ctx, async (tx, ws) => {
+      const current = await this.lockPolicy(tx, ws.id, policyId, expected);
+      if (current.status === 'disabled') return toApprovalPolicyDocument(current);
+      await tx.manager.query(`UPDATE approval_policies SET status = 'disabled', updated_at = clock_timestamp() WHERE workspace_id = $1 AND id = $2`, [ws.id, policyId]);
+      return this.finish(tx, ws, policyId, 'approval_policy.disable');
+    });
+  }
+
+  private async lockPolicy(tx: Tx, workspaceId: string, policyId: string, expectedRevision: number): Promise<ApprovalPolicyRow> {
+    const [row]: ApprovalPolicyRow[] = await tx.manager.query(
+      `SELECT ${APPROVAL_POLICY_COLUMNS} FROM approval_policies WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
+      [workspaceId, policyId],
+    );
+    if (!row) throw new ApiError(404, NOT_FOUND);
+    if (row.revision !== expectedRevision) throw new ApiError(409, 'approval policy revision changed');
+    return row;
+  }
+
+  /** Every `approver_user_ids` entry must be a current member of the workspace. */
+  private async assertMembers(tx: Tx, workspaceId: string, rules: ApprovalRule[]): Promise<void> {
+    const ids = [...new Set(rules.flatMap((r) => r.approver_user_ids))];
+    if (ids.length === 0) return;
+    const rows: { user_id: string }[] = await tx.manager.query(`SELECT user_id FROM workspace_members WHERE workspace_id = $1 AND user_id = ANY($2)`, [workspaceId, ids]);
+    const members = new Set(rows.map((r) => r.user_id));
+    const errors = rules.flatMap((rule, i) =>
+      rule.approver_user_ids.some((u) => !members.has(u)) ? [{ loc: ['body', 'rules', i, 'approver_user_ids'], msg: RULE_MESSAGES.principals, type: 'value_error' }] : [],
+    );
+    if (errors.length > 0) throw new FieldValidationError(errors);
+  }
+
+  private async writeUnique(write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ApiError(409, 'approval policy name already exists');
+      throw error;
+    }
+  }
+
+  private async recordRevision(tx: Tx, ws: WorkspaceContext, policyId: string, revision: number, revisionId: string, name: string, rules: ApprovalRule[]): Promise<void> {
+    await tx.manager.query(
+      `INSERT INTO approval_policy_revisions (id, workspace_id, policy_id, revision, name, rules, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [revisionId, ws.id, policyId, revision, name, JSON.stringify(rules), ws.operator.userId],
+    );
+  }
+
+  /** Stages the snapshot (the active rule set changed), writes the audit row and answers the policy. */
+  private async finish(tx: Tx, ws: WorkspaceContext, policyId: string, action: AuditAction) {
+    const snapshotVersion = await this.publications.stage(tx, ws.id);
+    const [row]: ApprovalPolicyRow[] = await tx.manager.query(`SELECT ${APPROVAL_POLICY_COLUMNS} FROM approval_policies WHERE workspace_id = $1 AND id = $2`, [ws.id, policyId]);
+    await this.audit.record(tx, {
+      workspaceId: ws.id,
+      actor: ws.operator,
+      action,
+      target: policyId,
+      detail: { policy_id: policyId, revision_id: row.revision_id, status: row.status, snapshot_version: snapshotVersion },
+    });
+    return toApprovalPolicyDocument(row);
+  }
+}

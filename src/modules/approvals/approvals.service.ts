@@ -1,0 +1,232 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceAccess, WORKSPACE_NOT_FOUND } from 'src/common/access/workspace-access.service';
+import { ApiError, queryError } from 'src/common/http/errors';
+import { newId } from 'src/common/ids/ids';
+import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
+import { formatTimeRequired } from 'src/common/time/time';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { inTransaction } from 'src/database/transaction';
+import { AuditService } from 'src/modules/audit/audit.service';
+import { activeRuleSet } from 'src/modules/approvals/approval-policies.service';
+import { effectiveDecision, voteBlock, voteError } from 'src/modules/approvals/approval-state';
+import { APPROVAL_COLUMNS, ApprovalRow, toApprovalDocument, VoteRow } from 'src/modules/approvals/dto/approval.document';
+import { DecisionStatus, ExecutionReportBody, HeldCallBody, ListApprovalsQuery, VoteBody } from 'src/modules/approvals/dto/approval.dto';
+import { initialDecision, matchingRules } from 'src/modules/approvals/rules';
+
+const NOT_FOUND = 'approval not found';
+const CURSOR = { at: 'timestamp', id: 'string' } as const;
+const CURSOR_MAX = 1024;
+
+/** Stored pending, or approved and not executed: the rows expiry and policy changes act on. */
+const OPEN = `(status = 'pending' OR (status = 'approved' AND execution_status = 'pending'))`;
+type Placeholder = () => string;
+/** The effective-status filter in SQL, given placeholders for now and the current policy-set hash. */
+const STATUS_FILTER: Record<DecisionStatus, (now: Placeholder, hash: Placeholder) => string> = {
+  pending: (now, hash) => `status = 'pending' AND expires_at > ${now()} AND policy_set_hash = ${hash()}`,
+  approved: (now, hash) => `status = 'approved' AND NOT (execution_status = 'pending' AND (expires_at <= ${now()} OR policy_set_hash <> ${hash()}))`,
+  denied: () => `status = 'denied'`,
+  expired: (now) => `${OPEN} AND expires_at <= ${now()}`,
+  invalidated: (now, hash) => `${OPEN} AND expires_at > ${now()} AND policy_set_hash <> ${hash()}`,
+};
+
+@Injectable()
+export class ApprovalsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly access: WorkspaceAccess,
+    private readonly audit: AuditService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async list(ws: WorkspaceContext, q: ListApprovalsQuery) {
+    let after: { at: string; id: string } | null = null;
+    if (q.cursor !== undefined) {
+      after = decodeCursor(CURSOR, q.cursor, CURSOR_MAX);
+      if (!after) throw queryError('cursor', 'invalid cursor');
+    }
+    const now = new Date();
+    const { policy_set_hash: hash } = await activeRuleSet(this.dataSource, ws.id);
+    const values: unknown[] = [ws.id];
+    const param = (value: unknown) => () => `$${values.push(value)}`;
+    const where = [`workspace_id = $1`];
+    if (q.decision_status) where.push(`(${STATUS_FILTER[q.decision_status](param(now), param(hash))})`);
+    if (after) where.push(`(created_at, id) < (${param(new Date(after.at))()}, ${param(after.id)()})`);
+    values.push(q.limit + 1);
+    const rows: ApprovalRow[] = await this.dataSource.query(
+      `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+      values,
+    );
+    const page = rows.slice(0, q.limit);
+    const votes = await this.votesOf(this.dataSource.manager, ws.id, page.map((r) => r.id));
+    const reviewer = { userId: ws.operator.userId, role: ws.role, frozen: ws.frozen };
+    const last = page[page.length - 1];
+    return {
+      approvals: page.map((r) => toApprovalDocument(r, votes.get(r.id) ?? [], hash, now, reviewer)),
+      next_cursor: rows.length > q.limit ? encodeCursor(CURSOR, { at: formatTimeRequired(last.created_at), id: last.id }) : null,
+    };
+  }
+
+  async get(ws: WorkspaceContext, approvalId: string) {
+    const now = new Date();
+    const row = await this.find(this.dataSource.manager, ws.id, approvalId);
+    const { policy_set_hash: hash } = await activeRuleSet(this.dataSource, ws.id);
+    const votes = await this.votesOf(this.dataSource.manager, ws.id, [row.id]);
+    return toApprovalDocument(row, votes.get(row.id) ?? [], hash, now, { userId: ws.operator.userId, role: ws.role, frozen: ws.frozen });
+  }
+
+  /**
+   * A vote under the workspace lock (role and freeze re-checked) and the approval row lock: every
+   * check and the recomputed decision see the votes committed before, so two reviewers racing for
+   * the last slot cannot both land.
+   */
+  async vote(ctx: WorkspaceContext, approvalId: string, body: VoteBody) {
+    return this.access.mutate(ctx, async (tx, ws) => {
+      const now = new Date();
+      const row = await this.find(tx.manager, ws.id, approvalId, true);
+      const { policy_set_hash: hash } = await activeRuleSet(tx.manager, ws.id);
+      const votes = (await this.votesOf(tx.manager, ws.id, [row.id])).get(row.id) ?? [];
+      const reviewer = { userId: ws.operator.userId, role: ws.role, frozen: ws.frozen };
+      const block = voteBlock(row, hash, now, reviewer, votes.map((v) => v.user_id));
+      if (block) throw voteError(block);
+      if (row.revision !== body.expected_revision) throw new ApiError(409, 'approval revision changed');
+
+      await tx.manager.query(`INSERT INTO approval_votes (approval_id, workspace_id, user_id, decision, reason) VALUES ($1, $2, $3, $4, $5)`, [
+        row.id,
+        ws.id,
+        reviewer.userId,
+        body.decision,
+        body.reason,
+      ]);
+      const approvals = votes.filter((v) => v.decision === 'approve').length + (body.decision === 'approve' ? 1 : 0);
+      const next =
+        body.decision === 'deny'
+          ? { status: 'denied', reason: 'reviewer_deny', execution: 'not_requested' }
+          : approvals >= row.quorum_required
+            ? { status: 'approved', reason: 'quorum_met', execution: 'pending' }
+            : { status: 'pending', reason: 'awaiting_quorum', execution: 'not_requested' };
+      await tx.manager.query(
+        `UPDATE approvals SET status = $3, decision_reason = $4, execution_status = $5, revision = revision + 1,
+           decided_at = CASE WHEN $3 = 'pending' THEN NULL ELSE $6::timestamptz END
+         WHERE workspace_id = $1 AND id = $2`,
+        [ws.id, row.id, next.status, next.reason, next.execution, now],
+      );
+      await this.audit.record(tx, {
+        workspaceId: ws.id,
+        actor: ws.operator,
+        action: body.decision === 'approve' ? 'approval.approve' : 'approval.deny',
+        target: row.id,
+        detail: { key_id: row.key_id, connection_id: row.connection_id, env: row.env, status: next.status, reason: body.reason },
+      });
+      const updated = await this.find(tx.manager, ws.id, row.id);
+      const after = (await this.votesOf(tx.manager, ws.id, [row.id])).get(row.id) ?? [];
+      return toApprovalDocument(updated, after, hash, now, reviewer);
+    });
+  }
+
+  /**
+   * A held tool call from the gateway becomes an approval (idempotent on `request_id`). Returns the
+   * document and whether it was created pending (201) rather than found or denied at once (200).
+   */
+  async hold(workspaceId: string, body: HeldCallBody): Promise<{ created: boolean; approval: Record<string, unknown> }> {
+    const ws: { id: string }[] = await this.dataSource.query(`SELECT id FROM workspaces WHERE id = $1`, [workspaceId]);
+    if (ws.length === 0) throw new ApiError(404, WORKSPACE_NOT_FOUND);
+    const existing = await this.findByRequest(workspaceId, body.request_id);
+    if (existing) return { created: false, approval: await this.gatewayView(existing) };
+
+    const now = new Date();
+    const set = await activeRuleSet(this.dataSource, workspaceId);
+    const matched = matchingRules(set.rules, body.tool, body.env);
+    const decision = initialDecision(matched);
+    const expires = new Date(now.getTime() + this.config.approvalTtlSeconds * 1000);
+    const inserted: { id: string }[] = await this.dataSource.query(
+      `INSERT INTO approvals (id, workspace_id, request_id, key_id, invocation_id, tool, invocation_tool, connection_id, env, safe_summary, reason,
+         status, decision_reason, execution_status, policy_set_hash, matched_rules, quorum_required, created_at, expires_at, decided_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'not_requested', $14, $15, $16, $17, $18, $19)
+       ON CONFLICT (workspace_id, request_id) DO NOTHING RETURNING id`,
+      [
+        newId('apr'),
+        workspaceId,
+        body.request_id,
+        body.key_id,
+        body.invocation_id ?? null,
+        body.tool,
+        body.invocation_tool,
+        body.connection_id,
+        body.env,
+        JSON.stringify(body.safe_summary),
+        body.reason,
+        decision.status,
+        decision.reason,
+        set.policy_set_hash,
+        JSON.stringify(matched),
+        decision.quorumRequired,
+        now,
+        expires,
+        decision.status === 'denied' ? now : null,
+      ],
+    );
+    const row = (await this.findByRequest(workspaceId, body.request_id))!;
+    return { created: inserted.length === 1 && decision.status === 'pending', approval: await this.gatewayView(row) };
+  }
+
+  /**
+   * The gateway's execution report. Only an approved, unexpired, non-invalidated approval awaiting
+   * execution accepts one; the same report again answers the approval unchanged.
+   */
+  async reportExecution(workspaceId: string, approvalId: string, body: ExecutionReportBody) {
+    return inTransaction(this.dataSource, async (tx) => {
+      const now = new Date();
+      const row = await this.find(tx.manager, workspaceId, approvalId, true);
+      const report = { receipt_id: body.receipt_id ?? null, error_code: body.error_code ?? null, digest: body.digest ?? null };
+      if (row.execution_status === 'succeeded' || row.execution_status === 'failed') {
+        const same = row.execution_status === body.status && row.receipt_id === report.receipt_id && row.error_code === report.error_code && row.digest === report.digest;
+        if (!same) throw new ApiError(409, 'approval execution already reported');
+        return this.gatewayView(row, tx.manager);
+      }
+      const { policy_set_hash: hash } = await activeRuleSet(tx.manager, workspaceId);
+      const effective = effectiveDecision(row, hash, now).status;
+      if (effective === 'expired') throw new ApiError(409, 'approval has expired');
+      if (effective === 'invalidated') throw new ApiError(409, 'approval policy changed');
+      if (effective !== 'approved') throw new ApiError(409, 'approval is not approved');
+      await tx.manager.query(
+        `UPDATE approvals SET execution_status = $3, decision_reason = $4, executed_at = $5, receipt_id = $6, error_code = $7, digest = $8, revision = revision + 1
+         WHERE workspace_id = $1 AND id = $2`,
+        [workspaceId, row.id, body.status, body.status === 'failed' ? 'execution_failed' : row.decision_reason, now, report.receipt_id, report.error_code, report.digest],
+      );
+      return this.gatewayView(await this.find(tx.manager, workspaceId, row.id), tx.manager);
+    });
+  }
+
+  private async gatewayView(row: ApprovalRow, manager: EntityManager = this.dataSource.manager) {
+    const { policy_set_hash: hash } = await activeRuleSet(manager, row.workspace_id);
+    const votes = await this.votesOf(manager, row.workspace_id, [row.id]);
+    return toApprovalDocument(row, votes.get(row.id) ?? [], hash, new Date());
+  }
+
+  private async find(manager: EntityManager, workspaceId: string, approvalId: string, lock = false): Promise<ApprovalRow> {
+    const [row]: ApprovalRow[] = await manager.query(
+      `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE workspace_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [workspaceId, approvalId],
+    );
+    if (!row) throw new ApiError(404, NOT_FOUND);
+    return row;
+  }
+
+  private async findByRequest(workspaceId: string, requestId: string): Promise<ApprovalRow | undefined> {
+    const [row]: ApprovalRow[] = await this.dataSource.query(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE workspace_id = $1 AND request_id = $2`, [workspaceId, requestId]);
+    return row;
+  }
+
+  private async votesOf(manager: EntityManager, workspaceId: string, approvalIds: string[]): Promise<Map<string, VoteRow[]>> {
+    const out = new Map<string, VoteRow[]>();
+    if (approvalIds.length === 0) return out;
+    const rows: VoteRow[] = await manager.query(
+      `SELECT approval_id, user_id, decision, reason, created_at FROM approval_votes WHERE workspace_id = $1 AND approval_id = ANY($2) ORDER BY created_at, user_id`,
+      [workspaceId, approvalIds],
+    );
+    for (const row of rows) out.set(row.approval_id, [...(out.get(row.approval_id) ?? []), row]);
+    return out;
+  }
+}

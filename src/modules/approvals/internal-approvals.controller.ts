@@ -1,0 +1,31 @@
+import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { Internal } from 'src/common/access/decorators';
+import { ApprovalsService } from 'src/modules/approvals/approvals.service';
+import { ExecutionReportBody, HeldCallBody } from 'src/modules/approvals/dto/approval.dto';
+
+/** The gateway's side of approvals (CONTRACT.md 4.2): held calls and execution reports. */
+@Controller('internal/v1/workspaces/:ws/approvals')
+export class InternalApprovalsController {
+  constructor(
+    private readonly approvals: ApprovalsService,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  /** 201 for a new pending approval; 200 for a repeated `request_id` or a call denied at once. */
+  @Post()
+  @HttpCode(200)
+  @Internal()
+  async hold(@Param('ws') ws: string, @Body() body: HeldCallBody, @Res({ passthrough: true }) res: unknown) {
+    const { created, approval } = await this.approvals.hold(ws, body);
+    if (created) this.adapterHost.httpAdapter.status(res, 201);
+    return approval;
+  }
+
+  @Post(':approvalId/execution')
+  @HttpCode(200)
+  @Internal()
+  execution(@Param('ws') ws: string, @Param('approvalId') approvalId: string, @Body() body: ExecutionReportBody) {
+    return this.approvals.reportExecution(ws, approvalId, body);
+  }
+}
