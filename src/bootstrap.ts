@@ -18,7 +18,7 @@ export interface Database {
 
 /** DATABASE_URL when set, else the embedded PGlite under PGLITE_DIR (one connection). */
 export async function openDatabase(config: AppConfig): Promise<Database> {
-  if (config.databaseUrl) return { url: config.databaseUrl, poolSize: config.databasePoolSize, stop: async () => undefined };
+  if (config.databaseUrl) return { url: config.databaseUrl, poolSize: config.databasePoolSize, stop: () => Promise.resolve() };
   const embedded = await startEmbeddedPostgres(config.pgliteDir);
   return { url: embedded.url, poolSize: 1, stop: embedded.stop };
 }

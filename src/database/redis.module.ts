@@ -44,7 +44,7 @@ export function createRedis(url: string): Redis {
 export class RedisModule implements OnApplicationShutdown {
   constructor(@Inject(REDIS) private readonly redis: Redis | null) {}
 
-  async onApplicationShutdown(): Promise<void> {
-    if (this.redis) this.redis.disconnect();
+  onApplicationShutdown(): void {
+    this.redis?.disconnect();
   }
 }

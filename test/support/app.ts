@@ -49,7 +49,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
     DATABASE_POOL_SIZE: '5',
     ...env,
   });
-  const app = await createApp(config, { url: database.url, poolSize: config.databasePoolSize, stop: async () => undefined }, { jobs: options.jobs ?? false });
+  const app = await createApp(config, { url: database.url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: options.jobs ?? false });
   await app.init();
   const http = () => request.agent(app.getHttpServer());
 

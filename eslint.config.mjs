@@ -1,0 +1,20 @@
+// Lint rules worth having (STYLE.md): unhandled promises, async without await, exhaustive switches, strict equality, braces.
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', '*.js', '*.mjs'] },
+  {
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    extends: [tseslint.configs.base],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/require-await': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      eqeqeq: ['error', 'always'],
+      curly: ['error', 'multi-line'],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../*', './*'], message: 'import from src/ (absolute)' }] }],
+    },
+  },
+  { files: ['test/**/*.ts', 'src/**/*.spec.ts'], rules: { '@typescript-eslint/require-await': 'off' } },
+);
