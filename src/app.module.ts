@@ -11,10 +11,13 @@ import { AuditModule } from 'src/modules/audit/audit.module';
 import { HealthModule } from 'src/modules/health/health.module';
 import { IdentityModule } from 'src/modules/identity/identity.module';
 import { PublicationModule } from 'src/modules/publication/publication.module';
+import { ReceiptsModule } from 'src/modules/receipts/receipts.module';
+import { StreamsModule } from 'src/modules/streams/streams.module';
+import { UsageModule } from 'src/modules/usage/usage.module';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 
 /** Every domain module; infrastructure first. */
-export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, ApprovalsModule];
+export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, ApprovalsModule, StreamsModule, ReceiptsModule, UsageModule];
 
 @Global()
 @Module({})

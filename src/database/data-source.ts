@@ -11,7 +11,8 @@ export function dataSourceOptions(url: string, poolSize: number): DataSourceOpti
     migrations: MIGRATIONS,
     migrationsTableName: 'typeorm_migrations',
     entities: [],
-    logging: ['error'],
+    // Off: a failed statement would be logged with its parameters, which can hold digests and envelopes.
+    logging: false,
     extra: { max: poolSize, idleTimeoutMillis: 30000 },
   };
 }

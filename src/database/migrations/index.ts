@@ -1,5 +1,6 @@
 import { Foundation1763769600000 } from 'src/database/migrations/1763769600000-foundation';
 import { Approvals1763769603000 } from 'src/database/migrations/1763769603000-approvals';
+import { ReadModels1763769604000 } from 'src/database/migrations/1763769604000-read-models';
 
 /** Every migration, in order. A new migration is added here (explicit, so bundling never loses one). */
-export const MIGRATIONS = [Foundation1763769600000, Approvals1763769603000];
+export const MIGRATIONS = [Foundation1763769600000, Approvals1763769603000, ReadModels1763769604000];

@@ -1,0 +1,231 @@
+/**
+ * Read-model benchmark (issue 6), each figure beside a baseline measured in the same run:
+ * - seeds BENCH_ROWS (default 10,000,000) usage events and as many receipt revisions across 1,000
+ *   workspaces (one busy workspace holds 10%), with their rollups, heads and counters;
+ * - a 30-day usage summary of the busy workspace (UsageService, rollups) vs the same aggregate as a
+ *   raw GROUP BY over usage_events;
+ * - the receipts list first page and a deep keyset page (ReceiptsService) vs the deep page read
+ *   with OFFSET;
+ * - ingestion end to end (XADD to committed and queryable through StreamsService passes) of
+ *   BENCH_INGEST receipt revisions (default 100,000) and twice as many usage events vs a bare
+ *   batched INSERT of the same rows.
+ * Run: `NODE_PATH=. node -r @swc-node/register bench/read-models.ts` with the PostgreSQL and Redis
+ * of `npm test` (DATABASE_URL, REDIS_URL). A fresh database is created and dropped.
+ */
+import Redis from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { loadConfig } from 'src/config/config';
+import { dataSourceOptions } from 'src/database/data-source';
+import { runMigrations } from 'src/database/migrate';
+import { encodeReceiptCursor } from 'src/modules/receipts/receipt-cursor';
+import { ReceiptsService } from 'src/modules/receipts/receipts.service';
+import { receiptsProjector } from 'src/modules/receipts/receipts.projector';
+import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
+import { EVENT_TOTALS, TOTALS_FIELDS, usageProjector } from 'src/modules/usage/usage.projector';
+import { UsageService } from 'src/modules/usage/usage.service';
+import { ReceiptsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
+
+const BASE_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
+const INGEST = Number(process.env.BENCH_INGEST ?? 100_000);
+const WORKSPACES = 1000;
+const BUSY = 'ws_bench_0000';
+const DAY = 86_400_000;
+
+async function admin(sql: string): Promise<void> {
+  const client = new Client({ connectionString: BASE_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function p95(iterations: number, work: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < Math.min(5, iterations); i++) await work();
+  const times: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const start = process.hrtime.bigint();
+    await work();
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length * 0.95)];
+}
+
+const report = (name: string, value: number, unit: string, baseline: number, note: string) =>
+  console.log(`${name.padEnd(34)} ${value.toFixed(1).padStart(10)} ${unit.padEnd(7)} baseline ${baseline.toFixed(1).padStart(10)} ${unit.padEnd(7)} ratio ${(value / baseline).toFixed(2)}  (${note})`);
+
+/** Seeds raw rows in PostgreSQL with generate_series, then derives rollups, heads and counters as ingestion would. */
+async function seed(ds: DataSource, now: Date): Promise<void> {
+  const from = new Date(now.getTime() - 60 * DAY);
+  for (let m = -3; m <= 1; m++) {
+    for (const table of ['usage_events', 'receipt_revisions']) await ds.query(`SELECT read_model_ensure_partition($1, $2::date)`, [table, monthStart(now, m).toISOString().slice(0, 10)]);
+  }
+  await ds.query(`INSERT INTO organizations (id) VALUES ('org_bench')`);
+  await ds.query(
+    `INSERT INTO workspaces (id, org_id, slug, env) SELECT 'ws_bench_' || lpad(i::text, 4, '0'), 'org_bench', 's' || i, 'dev' FROM generate_series(0, $1 - 1) i`,
+    [WORKSPACES],
+  );
+  // Workspace of row i: the busy one for every tenth row, else spread over the others.
+  const ws = `CASE WHEN i % 10 = 0 THEN '${BUSY}' ELSE 'ws_bench_' || lpad((1 + i % ${WORKSPACES - 1})::text, 4, '0') END`;
+  const at = `$1::timestamptz + ((i::bigint * 5184000000 / $2) || ' milliseconds')::interval`;
+  const chunk = 1_000_000;
+  for (let start = 0; start < ROWS; start += chunk) {
+    const end = Math.min(ROWS, start + chunk) - 1;
+    await ds.query(
+      `INSERT INTO usage_events (workspace_id, occurred_at, event_id, ingested_at, kind, key_id, model, provider, tool, pricing_known, outcome, usd_micros, tokens_in, tokens_out, tokens_cached, tokens_reasoning)
+       SELECT ${ws}, ${at}, 'evt_' || i, now(), CASE WHEN i % 3 = 0 THEN 'tool' ELSE 'llm' END, 'key_' || (i % 20),
+              CASE WHEN i % 3 = 0 THEN NULL ELSE 'model_' || (i % 6) END, CASE WHEN i % 3 = 0 THEN NULL ELSE 'provider_' || (i % 3) END,
+              CASE WHEN i % 3 = 0 THEN 'tool_' || (i % 30) END, i % 17 <> 0, CASE WHEN i % 41 = 0 THEN 'failure' WHEN i % 37 = 0 THEN 'partial' ELSE 'ok' END,
+              i % 5000, i % 900, i % 700, i % 50, i % 30
+       FROM generate_series($3::bigint, $4::bigint) i`,
+      [from, ROWS, start, end],
+    );
+    await ds.query(
+      `INSERT INTO receipt_revisions (workspace_id, invocation_id, receipt_revision, receipt_id, tool, key_id, connection_id, state, decision, dispatch_state,
+              evidence_trust, verification_state, verification_method, usd_micros, attempt_count, latency_ms, occurred_at, updated_at, envelope)
+       SELECT ${ws.replaceAll('i %', '(i / 2) %')}, 'inv_' || (i / 2), 1 + i % 2, 'rcp_' || i, 'tool_' || (i % 30), 'key_' || (i % 20), 'conn_' || (i % 5),
+              CASE WHEN i % 2 = 1 THEN 'completed' ELSE 'in_flight' END, 'allow', 'accepted', 'gateway_observed', 'not_required', 'none', i % 5000, 1, i % 900,
+              ${at.replace('i::bigint', '(i / 2 * 2)::bigint')}, ${at}, '{"routing":{"candidates":[]}}'
+       FROM generate_series($3::bigint, $4::bigint) i`,
+      [from, ROWS, start, end],
+    );
+    console.log(`seeded ${end + 1} usage events and receipt revisions`);
+  }
+  await ds.query(
+    `INSERT INTO usage_rollups (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
+     SELECT workspace_id, d.dim, date_trunc('hour', occurred_at, 'UTC'), d.value, ${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)
+     FROM usage_events CROSS JOIN LATERAL (VALUES ('kind', kind), ('key', key_id), ('model', model), ('provider', provider), ('tool', tool)) AS d(dim, value)
+     GROUP BY 1, 2, 3, 4`,
+  );
+  await ds.query(
+    `INSERT INTO receipt_heads (workspace_id, invocation_id, receipt_revision, receipt_id, tool, key_id, connection_id, state, decision, dispatch_state,
+            evidence_trust, verification_state, verification_method, usd_micros, attempt_count, latency_ms, occurred_at, updated_at)
+     SELECT DISTINCT ON (invocation_id) workspace_id, invocation_id, receipt_revision, receipt_id, tool, key_id, connection_id, state, decision, dispatch_state,
+            evidence_trust, verification_state, verification_method, usd_micros, attempt_count, latency_ms, occurred_at, updated_at
+     FROM receipt_revisions ORDER BY invocation_id, receipt_revision DESC`,
+  );
+  await ds.query(`INSERT INTO receipt_counters SELECT workspace_id, count(*), max(occurred_at) FROM receipt_heads GROUP BY workspace_id`);
+  await ds.query(`VACUUM ANALYZE`);
+}
+
+async function ingest(ds: DataSource, streams: StreamsService, redis: Redis, prefix: string, now: Date) {
+  const at = (i: number) => new Date(now.getTime() - (i % 1000) * 1000).toISOString();
+  const receipts = Array.from({ length: INGEST }, (_, i) =>
+    JSON.stringify({
+      workspace_id: `ws_bench_${String(i % WORKSPACES).padStart(4, '0')}`, invocation_id: `inv_ingest_${i}`, receipt_revision: 1, receipt_id: `rcp_ingest_${i}`,
+      tool: 'tool_1', key_id: 'key_1', connection_id: 'conn_1', state: 'completed', decision: 'allow', dispatch_state: 'accepted',
+      evidence_trust: 'gateway_observed', verification_state: 'not_required', verification_method: 'none', usd_micros: 12, attempt_count: 1,
+      latency_ms: 40, occurred_at: at(i), updated_at: at(i), envelope: { routing: { candidates: [] } },
+    }),
+  );
+  const usage = Array.from({ length: INGEST * 2 }, (_, i) =>
+    JSON.stringify({
+      event_id: `evt_ingest_${i}`, workspace_id: `ws_bench_${String(i % WORKSPACES).padStart(4, '0')}`, kind: 'llm', key_id: `key_${i % 20}`,
+      model: `model_${i % 6}`, provider: 'provider_1', tool: null, pricing_status: 'known', usd_micros: 3, tokens_in: 10, tokens_out: 5,
+      tokens_cached: 0, tokens_reasoning: 0, outcome: 'ok', occurred_at: at(i),
+    }),
+  );
+  const results: Record<string, { rate: number; baseline: number }> = {};
+  for (const [stream, entries] of [['receipts', receipts], ['usage', usage]] as const) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < entries.length; i += 10_000) {
+      const pipeline = redis.pipeline();
+      for (const data of entries.slice(i, i + 10_000)) pipeline.xadd(`${prefix}:${stream}`, '*', 'data', data);
+      await pipeline.exec();
+    }
+    let done = 0;
+    while (done < entries.length) done += (await streams.pass(stream))!.projected;
+    const rate = entries.length / (Number(process.hrtime.bigint() - start) / 1e9);
+
+    // Baseline: the same rows, batched INSERT into a bare copy of the table (no stream, no projection).
+    const table = stream === 'receipts' ? 'receipt_revisions' : 'usage_events';
+    await ds.query(`CREATE TABLE bare_${table} (LIKE ${table})`);
+    const parsed = entries.map((e) => JSON.parse(e));
+    const bareStart = process.hrtime.bigint();
+    for (let i = 0; i < parsed.length; i += 2000) {
+      const rows = parsed.slice(i, i + 2000);
+      if (stream === 'receipts') {
+        await ds.query(
+          `INSERT INTO bare_receipt_revisions (workspace_id, invocation_id, receipt_revision, receipt_id, state, decision, dispatch_state, evidence_trust, verification_state, verification_method, attempt_count, occurred_at, updated_at, envelope)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::timestamptz[], $13::timestamptz[], $14::jsonb[])`,
+          ['workspace_id', 'invocation_id', 'receipt_revision', 'receipt_id', 'state', 'decision', 'dispatch_state', 'evidence_trust', 'verification_state', 'verification_method', 'attempt_count', 'occurred_at', 'updated_at', 'envelope'].map(
+            (c) => rows.map((r) => (c === 'envelope' ? JSON.stringify(r[c]) : r[c])),
+          ),
+        );
+      } else {
+        await ds.query(
+          `INSERT INTO bare_usage_events (workspace_id, occurred_at, event_id, ingested_at, kind, key_id, model, provider, tool, pricing_known, outcome, usd_micros, tokens_in, tokens_out, tokens_cached, tokens_reasoning)
+           SELECT a, b, c, now(), d, e, f, g, h, true, i, j, k, l, m, n FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[]) AS t(a, b, c, d, e, f, g, h, i, j, k, l, m, n)`,
+          ['workspace_id', 'occurred_at', 'event_id', 'kind', 'key_id', 'model', 'provider', 'tool', 'outcome', 'usd_micros', 'tokens_in', 'tokens_out', 'tokens_cached', 'tokens_reasoning'].map((c) => rows.map((r) => r[c])),
+        );
+      }
+    }
+    results[stream] = { rate, baseline: parsed.length / (Number(process.hrtime.bigint() - bareStart) / 1e9) };
+  }
+  return results;
+}
+
+async function main(): Promise<void> {
+  const name = `bench_rm_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(BASE_DATABASE_URL);
+  url.pathname = `/${name}`;
+  const prefix = `bench${randomBytes(3).toString('hex')}`;
+  const config = loadConfig({ DATABASE_URL: url.toString(), REDIS_URL, REDIS_PREFIX: prefix, LOG_LEVEL: 'error' });
+  const redis = new Redis(REDIS_URL);
+  let ds: DataSource | null = null;
+  try {
+    await runMigrations(url.toString());
+    ds = await new DataSource(dataSourceOptions(url.toString(), 10)).initialize();
+    const now = new Date();
+    console.log(`seeding ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces`);
+    await seed(ds, now);
+
+    const usage = new UsageService(ds, null as never);
+    const window = { from: new Date(now.getTime() - 30 * DAY), to: now };
+    const summary = await p95(100, () => usage.summary(BUSY, { window, groupBy: 'model', limit: 50 }));
+    const raw = await p95(10, () =>
+      ds!.query(
+        `SELECT model, ${TOTALS_FIELDS.map((f) => `${EVENT_TOTALS[f]}::text`).join(', ')} FROM usage_events WHERE workspace_id = $1 AND occurred_at >= $2 AND occurred_at < $3 GROUP BY model`,
+        [BUSY, window.from, window.to],
+      ),
+    );
+    report('usage summary 30 days, busy ws p95', summary, 'ms', raw, 'baseline: raw GROUP BY over usage_events; target < 50 ms');
+
+    const receipts = new ReceiptsService(ds, null as never, null as never);
+    const query = (extra: Partial<ReceiptsQueryDto>) => Object.assign(new ReceiptsQueryDto(), { limit: 50 }, extra);
+    const depth = Math.min(50_000, Math.floor(ROWS / 20) - 50);
+    const [deep] = await ds.query(`SELECT occurred_at, receipt_id FROM receipt_heads WHERE workspace_id = $1 ORDER BY occurred_at DESC, receipt_id DESC OFFSET $2 LIMIT 1`, [BUSY, depth]);
+    const cursor = encodeReceiptCursor(deep.occurred_at, deep.receipt_id);
+    const first = await p95(200, () => receipts.list(BUSY, query({})));
+    const deepPage = await p95(200, () => receipts.list(BUSY, query({ cursor })));
+    const offset = await p95(20, () => ds!.query(`SELECT * FROM receipt_heads WHERE workspace_id = $1 ORDER BY occurred_at DESC, receipt_id DESC OFFSET $2 LIMIT 50`, [BUSY, depth]));
+    report('receipts first page p95', first, 'ms', offset, 'baseline: OFFSET page at the deep position; target < 20 ms');
+    report(`receipts keyset page at ${depth} p95`, deepPage, 'ms', offset, 'baseline: the same page with OFFSET; target < 20 ms');
+
+    const streams = new StreamsService(ds, redis, config);
+    streams.register(receiptsProjector);
+    streams.register(usageProjector);
+    const rates = await ingest(ds, streams, redis, prefix, now);
+    report('ingest receipts, revisions/s', rates.receipts.rate, '/s', rates.receipts.baseline, 'XADD to queryable; baseline: bare batched INSERT; target >= 15000');
+    report('ingest usage, events/s', rates.usage.rate, '/s', rates.usage.baseline, 'XADD to queryable; baseline: bare batched INSERT; target >= 30000');
+    await streams.onApplicationShutdown();
+  } finally {
+    await ds?.destroy();
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,314 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
+import type Redis from 'ioredis';
+import { hostname } from 'node:os';
+import { DataSource, EntityManager } from 'typeorm';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { REDIS } from 'src/database/redis.module';
+import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
+
+export type StreamName = 'receipts' | 'usage';
+
+/** One well-formed entry, ready to project. */
+export interface ParsedEntry<T> {
+  id: string;
+  workspaceId: string;
+  value: T;
+  /** The partition key of the row it writes (its month must have a partition), or null. */
+  partitionTime: Date | null;
+}
+
+/** A malformed entry: kept in `stream_parked`, acknowledged, never retried. */
+export interface ParkedEntry {
+  id: string;
+  workspaceId: string | null;
+  reason: string;
+}
+
+/** What a read model plugs into the consumer. */
+export interface StreamProjector<T> {
+  stream: StreamName;
+  /** The month-partitioned table its rows go to. */
+  partitioned: string;
+  /** Reads one entry; throws MalformedEntry. */
+  parse(reader: EntryReader): Omit<ParsedEntry<T>, 'id'>;
+  /** Projects entries (any mix of workspaces) inside the caller's transaction; must be idempotent. */
+  project(manager: EntityManager, entries: ParsedEntry<T>[]): Promise<void>;
+  /** Records what parking loses (usage gaps), in the transaction that parks. */
+  parked?(manager: EntityManager, entries: ParkedEntry[]): Promise<void>;
+  /** Deletes non-partitioned rows older than `cutoff` (partitions are dropped by the consumer). */
+  retain(manager: EntityManager, cutoff: Date): Promise<void>;
+}
+
+export interface PassOptions {
+  /** Most entries admitted in one pass, reclaimed and fresh together. */
+  batchLimit?: number;
+  /** How long an entry must have been pending before it is reclaimed from its consumer. */
+  claimIdleMs?: number;
+}
+
+export interface PassResult {
+  reclaimed: number;
+  fresh: number;
+  projected: number;
+  parked: number;
+  /** Entries of workspace batches that rolled back; they stay pending and are reclaimed later. */
+  failed: number;
+}
+
+export const GROUP = 'control';
+export const BATCH_LIMIT = 2000;
+export const CLAIM_IDLE_MS = 60_000;
+export const CONSUME_INTERVAL_MS = 250;
+export const MAINTENANCE_INTERVAL_MS = 3_600_000;
+/** Entries dated further ahead than this are parked (a partition is never created for them). */
+const FUTURE_SKEW_MS = 86_400_000;
+const PARKED_DATA_MAX = 65_536;
+
+type RawEntry = [id: string, fields: string[] | null];
+
+export const monthStart = (at: Date, offset = 0) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + offset, 1));
+const monthKey = (at: Date) => monthStart(at).toISOString().slice(0, 7);
+
+/**
+ * The consumer of the gateway streams (CONTRACT.md 4.4) for every registered read model: one
+ * pass reclaims stale pending entries in a bounded XAUTOCLAIM page (its scan position persisted
+ * per stream, group and consumer), tops up with fresh entries to at most the batch limit, parks
+ * malformed entries, projects the rest in one transaction (falling back to one transaction per
+ * workspace, so a failing workspace keeps only its own entries pending) and acknowledges what
+ * was committed. Transport is at-least-once; projections are idempotent.
+ */
+@Injectable()
+export class StreamsService implements OnApplicationShutdown {
+  private readonly logger = new Logger('streams');
+  private readonly projectors = new Map<StreamName, StreamProjector<unknown>>();
+  private readonly groupsReady = new Set<StreamName>();
+  private readonly partitions = new Set<string>();
+  private readonly consumer = hostname();
+  private connection: Redis | null = null;
+  private running: Promise<void> | null = null;
+  private stopping = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(REDIS) private readonly redis: Redis | null,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  register<T>(projector: StreamProjector<T>): void {
+    if (this.projectors.has(projector.stream)) throw new Error(`stream ${projector.stream} registered twice`);
+    this.projectors.set(projector.stream, projector as StreamProjector<unknown>);
+  }
+
+  streamKey(stream: StreamName): string {
+    return `${this.config.redisPrefix}:${stream}`;
+  }
+
+  /** Where the XAUTOCLAIM scan of this stream, group and consumer resumes. */
+  claimPositionKey(stream: StreamName): string {
+    return `${this.config.redisPrefix}:${stream}:autoclaim:${GROUP}:${this.consumer}`;
+  }
+
+  /** One consumption pass over `stream`; null when streams are disabled (no REDIS_URL). */
+  async pass(stream: StreamName, options: PassOptions = {}): Promise<PassResult | null> {
+    const projector = this.projectors.get(stream);
+    const redis = this.streamConnection();
+    if (!projector || !redis) return null;
+    const key = this.streamKey(stream);
+    const limit = options.batchLimit ?? BATCH_LIMIT;
+    await this.ensureGroup(redis, stream);
+
+    const positionKey = this.claimPositionKey(stream);
+    const start = (await redis.get(positionKey)) ?? '0-0';
+    const [next, claimed] = (await redis.xautoclaim(key, GROUP, this.consumer, options.claimIdleMs ?? CLAIM_IDLE_MS, start, 'COUNT', limit)) as [
+      string,
+      RawEntry[],
+    ];
+    await redis.set(positionKey, next);
+    let fresh: RawEntry[] = [];
+    if (claimed.length < limit) {
+      const read = (await redis.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', limit - claimed.length, 'STREAMS', key, '>')) as
+        | [string, RawEntry[]][]
+        | null;
+      fresh = read?.[0]?.[1] ?? [];
+    }
+    const outcome = await this.handle(projector, redis, key, [...claimed, ...fresh]);
+    return { reclaimed: claimed.length, fresh: fresh.length, ...outcome };
+  }
+
+  /** Runs passes over every stream until each is drained. */
+  async drain(options: PassOptions = {}): Promise<void> {
+    for (const stream of this.projectors.keys()) {
+      for (;;) {
+        if (this.stopping) return;
+        const result = await this.pass(stream, options);
+        if (!result || result.reclaimed + result.fresh < (options.batchLimit ?? BATCH_LIMIT)) break;
+      }
+    }
+  }
+
+  @Interval(CONSUME_INTERVAL_MS)
+  async tick(): Promise<void> {
+    if (this.running || this.stopping) return;
+    this.running = this.drain()
+      .catch((error: unknown) => this.logger.warn({ msg: 'stream pass failed', error: error instanceof Error ? error.message : 'unknown' }))
+      .finally(() => (this.running = null));
+    await this.running;
+  }
+
+  /**
+   * Creates the partitions of the coming months and applies retention: partitions of months
+   * before the cutoff are dropped whole, the rest is deleted by each read model. One replica at a
+   * time (transaction-level advisory lock).
+   */
+  async maintain(now = new Date()): Promise<{ dropped: string[] }> {
+    const cutoff = monthStart(now, -this.config.readModelRetentionMonths);
+    return this.dataSource.transaction(async (manager) => {
+      const [{ locked }] = await manager.query(`SELECT pg_try_advisory_xact_lock(hashtext('read_model_maintenance')) AS locked`);
+      if (!locked) return { dropped: [] };
+      const dropped: string[] = [];
+      for (const projector of this.projectors.values()) {
+        for (let m = 0; m <= 2; m++) await this.ensurePartition(projector.partitioned, monthStart(now, m), manager);
+        const children: { name: string }[] = await manager.query(
+          `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass`,
+          [projector.partitioned],
+        );
+        for (const { name } of children) {
+          const match = /_p(\d{4})(\d{2})$/.exec(name);
+          if (!match || Date.UTC(Number(match[1]), Number(match[2]), 1) > cutoff.getTime()) continue;
+          await manager.query(`DROP TABLE "${name}"`);
+          this.partitions.delete(`${projector.partitioned}:${match[1]}-${match[2]}`);
+          dropped.push(name);
+        }
+        await projector.retain(manager, cutoff);
+      }
+      await manager.query(`DELETE FROM stream_parked WHERE parked_at < $1`, [cutoff]);
+      return { dropped };
+    });
+  }
+
+  @Interval(MAINTENANCE_INTERVAL_MS)
+  async maintenanceTick(): Promise<void> {
+    try {
+      await this.maintain();
+    } catch (error) {
+      this.logger.warn({ msg: 'read model maintenance failed', error: error instanceof Error ? error.message : 'unknown' });
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    await this.running;
+    this.connection?.disconnect();
+  }
+
+  /**
+   * A connection of its own, so large stream replies never delay the hot path's commands; its
+   * first commands wait for the connection (a background job, unlike an operator request).
+   */
+  private streamConnection(): Redis | null {
+    if (!this.redis) return null;
+    this.connection ??= this.redis.duplicate({ enableOfflineQueue: true });
+    return this.connection;
+  }
+
+  private async ensureGroup(redis: Redis, stream: StreamName): Promise<void> {
+    if (this.groupsReady.has(stream)) return;
+    try {
+      await redis.xgroup('CREATE', this.streamKey(stream), GROUP, '0', 'MKSTREAM');
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('BUSYGROUP'))) throw error;
+    }
+    this.groupsReady.add(stream);
+  }
+
+  private async ensurePartition(table: string, at: Date, manager: EntityManager | DataSource = this.dataSource): Promise<void> {
+    const key = `${table}:${monthKey(at)}`;
+    if (this.partitions.has(key)) return;
+    await manager.query(`SELECT read_model_ensure_partition($1, $2::date)`, [table, monthStart(at).toISOString().slice(0, 10)]);
+    this.partitions.add(key);
+  }
+
+  private async handle(projector: StreamProjector<unknown>, redis: Redis, key: string, raw: RawEntry[]) {
+    const parsed: ParsedEntry<unknown>[] = [];
+    const parked: (ParkedEntry & { data: string | null })[] = [];
+    const oldest = monthStart(new Date(), -this.config.readModelRetentionMonths).getTime();
+    for (const [id, fields] of raw) {
+      const index = fields ? fields.findIndex((f, i) => i % 2 === 0 && f === 'data') : -1;
+      const data = index >= 0 ? fields![index + 1] : null;
+      let reader: EntryReader | null = null;
+      try {
+        reader = EntryReader.parse(data);
+        const entry = projector.parse(reader);
+        const at = entry.partitionTime?.getTime();
+        if (at !== undefined && at > Date.now() + FUTURE_SKEW_MS) throw new MalformedEntry('occurred_at is in the future');
+        if (at !== undefined && at < oldest) throw new MalformedEntry('occurred_at is older than the retention period');
+        parsed.push({ id, ...entry });
+      } catch (error) {
+        if (!(error instanceof MalformedEntry)) throw error;
+        parked.push({ id, workspaceId: reader?.workspaceHint() ?? null, reason: error.message, data });
+      }
+    }
+
+    const workspaceIds = [...new Set(parsed.map((e) => e.workspaceId))];
+    const known = new Set<string>(
+      workspaceIds.length === 0 ? [] : (await this.dataSource.query(`SELECT id FROM workspaces WHERE id = ANY($1)`, [workspaceIds])).map((r: { id: string }) => r.id),
+    );
+    const valid = parsed.filter((e) => known.has(e.workspaceId));
+    for (const e of parsed) if (!known.has(e.workspaceId)) parked.push({ id: e.id, workspaceId: e.workspaceId, reason: 'unknown workspace', data: null });
+
+    if (parked.length > 0) {
+      await this.dataSource.transaction(async (manager) => {
+        await manager.query(
+          `INSERT INTO stream_parked (stream, entry_id, workspace_id, reason, data)
+           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) ON CONFLICT DO NOTHING`,
+          [projector.stream, parked.map((p) => p.id), parked.map((p) => p.workspaceId), parked.map((p) => p.reason), parked.map((p) => p.data?.slice(0, PARKED_DATA_MAX) ?? null)],
+        );
+        await projector.parked?.(manager, parked);
+      });
+      await redis.xack(key, GROUP, ...parked.map((p) => p.id));
+      for (const p of parked) this.logger.warn({ msg: 'stream entry parked', stream: projector.stream, entry_id: p.id, reason: p.reason });
+    }
+
+    const months = new Map(valid.filter((e) => e.partitionTime).map((e) => [monthKey(e.partitionTime!), e.partitionTime!]));
+    for (const at of months.values()) await this.ensurePartition(projector.partitioned, at);
+    const groups = new Map<string, ParsedEntry<unknown>[]>();
+    for (const e of valid) {
+      const list = groups.get(e.workspaceId);
+      if (list) list.push(e);
+      else groups.set(e.workspaceId, [e]);
+    }
+    const committed: string[] = [];
+    let failed = 0;
+    // The whole batch in one transaction; when it fails, each workspace alone, so one failing
+    // workspace neither blocks the others nor loses its entries (they stay pending).
+    if (groups.size > 1 && (await this.project(projector, valid, null))) {
+      committed.push(...valid.map((e) => e.id));
+    } else {
+      for (const [workspaceId, entries] of groups) {
+        if (await this.project(projector, entries, workspaceId)) committed.push(...entries.map((e) => e.id));
+        else failed += entries.length;
+      }
+    }
+    if (committed.length > 0) await redis.xack(key, GROUP, ...committed);
+    return { projected: committed.length, parked: parked.length, failed };
+  }
+
+  private async project(projector: StreamProjector<unknown>, entries: ParsedEntry<unknown>[], workspaceId: string | null): Promise<boolean> {
+    try {
+      await this.dataSource.transaction((manager) => projector.project(manager, entries));
+      return true;
+    } catch (error) {
+      if (workspaceId !== null) {
+        this.logger.warn({
+          msg: 'workspace batch rolled back; its entries stay pending',
+          stream: projector.stream,
+          workspace_id: workspaceId,
+          entries: entries.length,
+          error: error instanceof Error ? error.message : 'unknown',
+        });
+      }
+      return false;
+    }
+  }
+}

@@ -1,0 +1,138 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { queryError } from 'src/common/http/errors';
+import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
+import { formatTime, formatTimeRequired, TimeWindow } from 'src/common/time/time';
+import { namedQuery } from 'src/database/named-query';
+import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
+import { assertConforms, USAGE_SUMMARY_SCHEMA } from 'src/modules/usage/document-schema';
+import { Dimension, DIMENSIONS, EVENT_TOTALS, HOUR_MS, TOTALS_FIELDS, TotalsField, usageProjector } from 'src/modules/usage/usage.projector';
+
+export interface UsageQuery {
+  window: TimeWindow;
+  groupBy: Dimension;
+  limit: number;
+  cursor?: string;
+}
+
+type Totals = Record<TotalsField, bigint>;
+type SummaryRow = Record<TotalsField, string | null> & { is_total: number; value: string | null; freshness_at: Date | null };
+
+const CURSOR = { group_by: 'string', after: 'string' } as const;
+const ceilHour = (at: Date) => new Date(Math.ceil(at.getTime() / HOUR_MS) * HOUR_MS);
+const floorHour = (at: Date) => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
+/** Group order: values by UTF-8 bytes (SQL `COLLATE "C"`), null last. */
+const after = (value: string | null, bound: string) => value === null || Buffer.compare(Buffer.from(value), Buffer.from(bound)) > 0;
+
+/**
+ * Whole hours of the window come from the hourly rollups, the partial hours at its edges from the
+ * raw events: exact for any window, and a 30-day window reads ~720 rollup rows per group value.
+ */
+function summaryStatement(groupBy: Dimension) {
+  const sums = TOTALS_FIELDS.map((f) => `sum(${f})::text AS ${f}`).join(', ');
+  return {
+    name: `usage_summary_${groupBy}`,
+    text: `
+      WITH source AS (
+        SELECT value AS g, ${TOTALS_FIELDS.join(', ')}, last_ingested_at AS fresh
+        FROM usage_rollups WHERE workspace_id = $1 AND dim = '${groupBy}' AND bucket >= $2 AND bucket < $3
+        UNION ALL
+        SELECT ${DIMENSIONS[groupBy]}, ${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)
+        FROM usage_events
+        WHERE workspace_id = $1 AND ((occurred_at >= $4 AND occurred_at < $5) OR (occurred_at >= $6 AND occurred_at < $7))
+        GROUP BY ${DIMENSIONS[groupBy]}
+      )
+      SELECT GROUPING(g) AS is_total, g AS value, ${sums}, max(fresh) AS freshness_at
+      FROM source GROUP BY GROUPING SETS ((g), ())
+      ORDER BY GROUPING(g), g COLLATE "C" NULLS LAST`,
+  };
+}
+
+function toTotals(row: SummaryRow | undefined): Totals {
+  return Object.fromEntries(TOTALS_FIELDS.map((f) => [f, BigInt(row?.[f] ?? 0)])) as Totals;
+}
+
+@Injectable()
+export class UsageService implements OnModuleInit {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly streams: StreamsService,
+  ) {}
+
+  onModuleInit(): void {
+    this.streams.register(usageProjector);
+  }
+
+  async summary(workspaceId: string, q: UsageQuery, now = new Date()) {
+    let bound: string | null = null;
+    if (q.cursor !== undefined) {
+      const cursor = decodeCursor(CURSOR, q.cursor);
+      if (!cursor || cursor.group_by !== q.groupBy) throw queryError('cursor', 'invalid cursor');
+      bound = cursor.after;
+    }
+    const { from, to } = q.window;
+    // Whole hours [inner.from, inner.to) from rollups; [from, inner.from) and [inner.to, to) from raw events.
+    const inner = ceilHour(from) <= floorHour(to) ? { from: ceilHour(from), to: floorHour(to) } : { from: to, to };
+    const rows = await namedQuery<SummaryRow>(this.dataSource, summaryStatement(q.groupBy), [
+      workspaceId, inner.from, inner.to, from, inner.from, inner.to, to,
+    ]);
+    const total = rows.find((r) => r.is_total === 1);
+    const remaining = rows.filter((r) => r.is_total === 0 && (bound === null || after(r.value, bound)));
+    const page = remaining.slice(0, q.limit);
+    const last = page[page.length - 1];
+    const [gaps, budgets] = await Promise.all([this.gapDetected(workspaceId, q.window), this.budgets(workspaceId, now)]);
+    return assertConforms(USAGE_SUMMARY_SCHEMA, {
+      schema_version: 1,
+      workspace_id: workspaceId,
+      window: { from: formatTimeRequired(from), to: formatTimeRequired(to) },
+      group_by: q.groupBy,
+      totals: toTotals(total),
+      groups: page.map((r) => ({ value: r.value, totals: toTotals(r) })),
+      budgets,
+      freshness_at: formatTime(total?.freshness_at),
+      completeness: gaps ? 'gap_detected' : 'complete',
+      next_cursor:
+        remaining.length > q.limit && last && last.value !== null ? encodeCursor(CURSOR, { group_by: q.groupBy, after: last.value }) : null,
+    });
+  }
+
+  private async gapDetected(workspaceId: string, window: TimeWindow): Promise<boolean> {
+    const rows = await namedQuery<{ found: boolean }>(
+      this.dataSource,
+      { name: 'usage_gap_in_window', text: `SELECT EXISTS (SELECT 1 FROM usage_gaps WHERE workspace_id = $1 AND from_at < $3 AND to_at > $2) AS found` },
+      [workspaceId, window.from, window.to],
+    );
+    return rows[0].found;
+  }
+
+  /** Each unrevoked key with a monthly cap: the current UTC calendar month's spend from the usage rollups. */
+  private async budgets(workspaceId: string, now: Date) {
+    const period = { from: monthStart(now), to: monthStart(now, 1) };
+    const rows = await namedQuery<{ key_id: string; cap: string; spent: string }>(
+      this.dataSource,
+      {
+        name: 'usage_budgets',
+        text: `SELECT k.id AS key_id, k.budget_micros_usd_month::text AS cap, COALESCE(s.spent, 0)::text AS spent
+               FROM virtual_keys k
+               LEFT JOIN LATERAL (
+                 SELECT sum(r.usd_micros) AS spent FROM usage_rollups r
+                 WHERE r.workspace_id = k.workspace_id AND r.dim = 'key' AND r.value = k.id AND r.bucket >= $2 AND r.bucket < $3
+               ) s ON true
+               WHERE k.workspace_id = $1 AND k.budget_micros_usd_month IS NOT NULL AND k.revoked_at IS NULL
+               ORDER BY k.id`,
+      },
+      [workspaceId, period.from, period.to],
+    );
+    return rows.map((r) => {
+      const cap = BigInt(r.cap);
+      const spent = BigInt(r.spent);
+      return {
+        key_id: r.key_id,
+        period: { from: formatTimeRequired(period.from), to: formatTimeRequired(period.to) },
+        cap_usd_micros: cap,
+        spent_usd_micros: spent,
+        remaining_usd_micros: cap > spent ? cap - spent : 0n,
+      };
+    });
+  }
+}

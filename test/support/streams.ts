@@ -1,0 +1,100 @@
+import Redis from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import { PassOptions, PassResult, StreamName, StreamsService } from 'src/modules/streams/streams.service';
+import { REDIS_URL } from 'test/support/database';
+import { TestApp } from 'test/support/app';
+
+/** Plays the gateway on the suite's streams: XADDs raw entries and drives consumption passes. */
+export class GatewayStreams {
+  readonly redis = new Redis(REDIS_URL);
+
+  constructor(private readonly t: TestApp) {}
+
+  key(stream: StreamName): string {
+    return `${this.t.config.redisPrefix}:${stream}`;
+  }
+
+  /** XADDs each entry (an object is sent as JSON, a string as is) with field `data`; returns the entry ids. */
+  async add(stream: StreamName, ...entries: (object | string)[]): Promise<string[]> {
+    const pipeline = this.redis.pipeline();
+    for (const entry of entries) pipeline.xadd(this.key(stream), '*', 'data', typeof entry === 'string' ? entry : JSON.stringify(entry));
+    const results = await pipeline.exec();
+    return results!.map(([error, id]) => {
+      if (error) throw error;
+      return id as string;
+    });
+  }
+
+  /** One consumption pass, as the consumer job runs it. */
+  pass(stream: StreamName, options?: PassOptions): Promise<PassResult> {
+    return this.t.app.get(StreamsService).pass(stream, options) as Promise<PassResult>;
+  }
+
+  /** Entries delivered to the `control` group and not yet acknowledged. */
+  async pending(stream: StreamName): Promise<number> {
+    const [count] = (await this.redis.xpending(this.key(stream), 'control')) as [number];
+    return count;
+  }
+
+  close(): void {
+    this.redis.disconnect();
+  }
+}
+
+export const uid = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
+
+/** A complete receipt revision as the gateway writes it (CONTRACT.md 4.4). */
+export function receiptRevision(workspaceId: string, overrides: Record<string, unknown> = {}) {
+  return {
+    workspace_id: workspaceId,
+    receipt_id: uid('rcp'),
+    invocation_id: uid('inv'),
+    receipt_revision: 1,
+    tool: 'github.create_issue',
+    key_id: 'key_default',
+    connection_id: 'conn_default',
+    state: 'completed',
+    decision: 'allow',
+    dispatch_state: 'accepted',
+    evidence_trust: 'gateway_observed',
+    verification_state: 'not_required',
+    verification_method: 'none',
+    effect_claim: null,
+    verification_evidence_trust: null,
+    vendor_http_status: 201,
+    upstream_id: 'gh-123',
+    latency_ms: 84,
+    usd_micros: 1200,
+    attempt_count: 1,
+    occurred_at: '2026-01-15T10:00:00.000Z',
+    updated_at: '2026-01-15T10:00:01.000Z',
+    idempotency_key: 'idem-1',
+    request_id: 'req_1',
+    policy_id: 'pol_1',
+    policy_revision_id: 'rev_1',
+    envelope: { routing: { candidates: [{ model: 'a', score: 0.7, weight: 2 }] } },
+    ...overrides,
+  };
+}
+
+/** A usage event as the gateway writes it (CONTRACT.md 4.4). */
+export function usageEvent(workspaceId: string, overrides: Record<string, unknown> = {}) {
+  return {
+    event_id: uid('evt'),
+    workspace_id: workspaceId,
+    kind: 'llm',
+    key_id: 'key_default',
+    model: 'gpt-x',
+    provider: 'openai',
+    tool: null,
+    pricing_status: 'known',
+    usd_micros: 100,
+    tokens_in: 10,
+    tokens_out: 20,
+    tokens_cached: 1,
+    tokens_reasoning: 2,
+    outcome: 'ok',
+    occurred_at: '2026-01-15T10:30:00.000Z',
+    ...overrides,
+  };
+}
