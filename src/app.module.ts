@@ -8,6 +8,9 @@ import { dataSourceOptions } from 'src/database/data-source';
 import { RedisModule } from 'src/database/redis.module';
 import { ApprovalsModule } from 'src/modules/approvals/approvals.module';
 import { AuditModule } from 'src/modules/audit/audit.module';
+import { CatalogModule } from 'src/modules/catalog/catalog.module';
+import { ConnectionsModule } from 'src/modules/connections/connections.module';
+import { GatewayModule } from 'src/modules/gateway/gateway.module';
 import { HealthModule } from 'src/modules/health/health.module';
 import { IdentityModule } from 'src/modules/identity/identity.module';
 import { PublicationModule } from 'src/modules/publication/publication.module';
@@ -17,7 +20,7 @@ import { UsageModule } from 'src/modules/usage/usage.module';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 
 /** Every domain module; infrastructure first. */
-export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, ApprovalsModule, StreamsModule, ReceiptsModule, UsageModule];
+export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, ApprovalsModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule];
 
 @Global()
 @Module({})

@@ -1,0 +1,135 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { isRole, roleGrants } from 'src/common/access/actions';
+import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { sha256Hex } from 'src/common/crypto/crypto';
+import { ApiError } from 'src/common/http/errors';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { inTransaction } from 'src/database/transaction';
+import { ConnectionsService } from 'src/modules/connections/connections.service';
+import { CONNECTION_COLUMNS, ConnectionRow } from 'src/modules/connections/dto/connection.document';
+import { ExchangedCredential, GatewayClient } from 'src/modules/gateway/gateway.client';
+import { PublicationService } from 'src/modules/publication/publication.service';
+
+export const INVALID_STATE = 'invalid or expired oauth state';
+const STATE = /^[A-Za-z0-9_-]{43}$/;
+const CODE = /^[\x21-\x7e]{1,2048}$/;
+
+interface StateRow {
+  workspace_id: string;
+  connection_id: string;
+  user_id: string;
+  code_verifier: string;
+  credential_revision: number;
+  expires_at: Date;
+}
+
+interface Authority {
+  ctx: WorkspaceContext;
+  row: ConnectionRow;
+}
+
+export type CallbackStatus = 'connected' | 'pending' | 'error';
+
+/**
+ * The vendor's redirect back to control. The state row is consumed (deleted) and committed first,
+ * so a state works once whatever happens next. Authority is re-derived from the row, never from
+ * the browser: the initiating operator must still exist, be a member and hold `connection.manage`,
+ * and the connection must still wait for this very authorization. Every failure after the state
+ * check is the same `status=error`.
+ */
+@Injectable()
+export class OAuthService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly access: WorkspaceAccess,
+    private readonly connections: ConnectionsService,
+    private readonly publications: PublicationService,
+    private readonly gateway: GatewayClient,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The dashboard URL to redirect to; 400 `invalid or expired oauth state` when the state does not redeem. */
+  async callback(query: Record<string, unknown>): Promise<string> {
+    const state = query.state;
+    if (typeof state !== 'string' || !STATE.test(state)) throw new ApiError(400, INVALID_STATE);
+    const consumed: StateRow | undefined = await inTransaction(this.dataSource, async (tx) => {
+      const [rows] = await tx.manager.query(
+        `DELETE FROM oauth_states WHERE state_hash = $1 RETURNING workspace_id, connection_id, user_id, code_verifier, credential_revision, expires_at`,
+        [sha256Hex(state)],
+      );
+      return rows[0];
+    });
+    if (!consumed || consumed.expires_at.getTime() <= Date.now()) throw new ApiError(400, INVALID_STATE);
+    const status = await this.complete(consumed, query.code, query.error);
+    const url = new URL(`${this.config.webUrl}/dashboard/connectors`);
+    url.searchParams.set('connection_id', consumed.connection_id);
+    url.searchParams.set('status', status);
+    return url.toString();
+  }
+
+  private async complete(state: StateRow, code: unknown, vendorError: unknown): Promise<CallbackStatus> {
+    if (vendorError !== undefined || typeof code !== 'string' || !CODE.test(code)) return 'error';
+    const before = await this.authority(state);
+    if (!before) return 'error';
+    let grant: ExchangedCredential;
+    try {
+      const profile = before.row.auth_profile as Extract<ConnectionRow['auth_profile'], { type: 'oauth2' }>;
+      grant = await this.gateway.exchange({
+        workspace_id: state.workspace_id,
+        connection_id: state.connection_id,
+        connector_slug: before.row.connector_slug,
+        code,
+        code_verifier: state.code_verifier,
+        redirect_uri: this.connections.redirectUri(),
+        client_id: profile.client_id,
+        client_secret_envelope: before.row.client_secret_envelope,
+      });
+    } catch {
+      return 'error';
+    }
+    try {
+      await this.access.mutate(before.ctx, async (tx, ws) => {
+        const row = await this.connections.lockRow(tx, ws.id, state.connection_id, ['tool']);
+        if (!ready(row, state)) throw new ApiError(409, 'connection is not pending');
+        await tx.manager.query(
+          `UPDATE connections SET status = 'active', credential_envelope = $3, refresh_envelope = $4, expires_at = $5, last4 = $6, key_id = NULL,
+             credential_scheme = 'bearer', credential_revision = credential_revision + 1, refresh_failure = NULL, refresh_attempts = 0,
+             refresh_not_before = NULL, updated_at = clock_timestamp() WHERE id = $1 AND workspace_id = $2`,
+          [row.id, ws.id, grant.envelope, grant.refresh_envelope, grant.expires_at, grant.last4],
+        );
+        await this.connections.record(tx, ws, 'connection.credential.store', { ...row, status: 'active' }, { last4: grant.last4 ?? undefined });
+        await this.publications.stage(tx, ws.id);
+      });
+    } catch (error) {
+      // Authority lost while the code was exchanged (membership, role, freeze, connection state).
+      if (error instanceof ApiError) return 'error';
+      throw error;
+    }
+    const versions = await this.connections.versions(state.workspace_id);
+    return versions.published_version >= versions.snapshot_version ? 'connected' : 'pending';
+  }
+
+  /** The initiating operator's context if they may still complete this authorization, else null. */
+  private async authority(state: StateRow): Promise<Authority | null> {
+    const [member]: { email: string | null; role: string; frozen: boolean }[] = await this.dataSource.query(
+      `SELECT u.email, m.role, w.frozen FROM users u JOIN workspace_members m ON m.user_id = u.id JOIN workspaces w ON w.id = m.workspace_id
+       WHERE u.id = $1 AND m.workspace_id = $2`,
+      [state.user_id, state.workspace_id],
+    );
+    if (!member || !isRole(member.role) || !roleGrants(member.role, 'connection.manage') || member.frozen) return null;
+    const [row]: ConnectionRow[] = await this.dataSource.query(
+      `SELECT ${CONNECTION_COLUMNS} FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'tool'`,
+      [state.connection_id, state.workspace_id],
+    );
+    if (!row || !ready(row, state)) return null;
+    const ctx = { id: state.workspace_id, operator: { userId: state.user_id, email: member.email }, action: 'connection.manage' } as WorkspaceContext;
+    return { ctx, row };
+  }
+}
+
+/** The connection still waits for exactly the authorization this state was issued for. */
+function ready(row: ConnectionRow, state: StateRow): boolean {
+  return row.status === 'pending' && row.auth_profile.type === 'oauth2' && row.credential_revision === state.credential_revision;
+}

@@ -1,0 +1,188 @@
+/**
+ * Gateway emulator: a test double of the gateway's internal API that control calls
+ * (CONTRACT.md 4.3 and 5). A real HTTP server on 127.0.0.1 with an ephemeral port.
+ *
+ *   const gw = await GatewayEmulator.start();          // verifies tokens signed with test/support/app's SERVICE_SECRET
+ *   const t = await startTestApp({ GATEWAY_URL: gw.url });
+ *   gw.calls                                           // every request, in order: { path, body, status }
+ *   gw.callsTo('/internal/v1/credentials/seal')        // the same, for one path
+ *   gw.fail('/internal/v1/oauth/exchange', 500)        // answer that status (optional JSON body) until reset()
+ *   gw.hang('/internal/v1/credentials/refresh')        // never answer that path until reset() or stop()
+ *   gw.reset()                                         // clears switches and recorded calls
+ *   gw.unseal(envelope)                                // { kind, secret } inside an envelope it issued
+ *   gw.tokenLifetimeS = 60                             // `expires_at` of exchanged/refreshed tokens (default 3600)
+ *   await gw.stop()
+ *
+ * Behaviour: every call needs a service JWT (`iss` control, `aud` gateway) or answers 401.
+ * POST /internal/v1/credentials/seal also needs a capability JWT (`aud` gateway-seal, claims
+ * `ws`, `conn`, `apd`, integer `rev`, a `jti` never seen before, lifetime <= 60 s) or answers 403;
+ * it seals `secret` with AES-256-GCM under a test key and answers `envelope`, `key_id`, `last4`.
+ * POST /internal/v1/oauth/exchange and /credentials/refresh answer fresh access and refresh
+ * envelopes (refresh checks that `refresh_envelope` is one of its own refresh envelopes, else 400
+ * `{error: {code: "invalid_grant"}}`). POST /internal/v1/evidence/evaluate answers 202.
+ * Requests are recorded before a switch applies, so a failed or hanging call is still recorded.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { decodeJwt, jwtVerify } from 'jose';
+import { verifyServiceToken } from 'src/common/auth/service-token';
+
+export interface GatewayCall {
+  path: string;
+  body: Record<string, unknown>;
+  status: number | 'hung';
+}
+
+type Switch = { kind: 'fail'; status: number; body: unknown } | { kind: 'hang' };
+
+const KEY_ID = 'gwk_emulator_1';
+/** The service secret of test/support/app (SERVICE_SECRET); not imported so this file stands alone. */
+const DEFAULT_SECRET = 'test-service-secret-0123456789abcdef';
+const encoder = new TextEncoder();
+
+export class GatewayEmulator {
+  readonly calls: GatewayCall[] = [];
+  url = '';
+  tokenLifetimeS = 3600;
+  private server!: Server;
+  private readonly key = randomBytes(32);
+  private readonly switches = new Map<string, Switch>();
+  private readonly seenJti = new Set<string>();
+  private readonly hung = new Set<ServerResponse>();
+
+  private constructor(private readonly secret: string) {}
+
+  static async start(secret = DEFAULT_SECRET): Promise<GatewayEmulator> {
+    const gw = new GatewayEmulator(secret);
+    gw.server = createServer((req, res) => void gw.handle(req, res));
+    await new Promise<void>((resolve) => gw.server.listen(0, '127.0.0.1', resolve));
+    gw.url = `http://127.0.0.1:${(gw.server.address() as AddressInfo).port}`;
+    return gw;
+  }
+
+  callsTo(path: string): GatewayCall[] {
+    return this.calls.filter((c) => c.path === path);
+  }
+
+  fail(path: string, status: number, body: unknown = { error: { code: 'emulated_failure', message: 'secret-bearing upstream detail' } }): void {
+    this.switches.set(path, { kind: 'fail', status, body });
+  }
+
+  hang(path: string): void {
+    this.switches.set(path, { kind: 'hang' });
+  }
+
+  reset(): void {
+    this.switches.clear();
+    this.calls.length = 0;
+    for (const res of this.hung) res.destroy();
+    this.hung.clear();
+  }
+
+  seal(kind: string, secret: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const ciphertext = Buffer.concat([cipher.update(JSON.stringify({ kind, secret }), 'utf8'), cipher.final()]);
+    return `gwenv1.${Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url')}`;
+  }
+
+  unseal(envelope: string): { kind: string; secret: string } | null {
+    if (!envelope.startsWith('gwenv1.')) return null;
+    try {
+      const raw = Buffer.from(envelope.slice('gwenv1.'.length), 'base64url');
+      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(12, 28));
+      return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'));
+    } catch {
+      return null;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.reset();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+    } catch {
+      body = {};
+    }
+    const path = (req.url ?? '').split('?')[0];
+    const call: GatewayCall = { path, body, status: 0 };
+    this.calls.push(call);
+    const reply = (status: number, payload?: unknown) => {
+      call.status = status;
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(payload === undefined ? '' : JSON.stringify(payload));
+    };
+
+    const sw = this.switches.get(path);
+    if (sw?.kind === 'hang') {
+      call.status = 'hung';
+      this.hung.add(res);
+      return;
+    }
+    if (sw?.kind === 'fail') return reply(sw.status, sw.body);
+
+    const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
+    if (req.method !== 'POST' || !auth || !(await verifyServiceToken(auth[1], this.secret, 'control', 'gateway'))) {
+      return reply(401, { error: { code: 'unauthorized' } });
+    }
+    switch (path) {
+      case '/internal/v1/credentials/seal': {
+        if (!(await this.capabilityAccepted(body.capability))) return reply(403, { error: { code: 'capability_rejected' } });
+        if (typeof body.secret !== 'string' || typeof body.secret_kind !== 'string') return reply(400, { error: { code: 'invalid_request' } });
+        return reply(200, { envelope: this.seal(body.secret_kind, body.secret), key_id: KEY_ID, last4: body.secret.slice(-4) });
+      }
+      case '/internal/v1/oauth/exchange': {
+        for (const field of ['workspace_id', 'connection_id', 'connector_slug', 'code', 'code_verifier', 'redirect_uri', 'client_id']) {
+          if (typeof body[field] !== 'string') return reply(400, { error: { code: 'invalid_request' } });
+        }
+        return reply(200, { ...this.grant(), last4: randomBytes(2).toString('hex') });
+      }
+      case '/internal/v1/credentials/refresh': {
+        const refresh = typeof body.refresh_envelope === 'string' ? this.unseal(body.refresh_envelope) : null;
+        if (refresh?.kind !== 'oauth_refresh_token') return reply(400, { error: { code: 'invalid_grant' } });
+        return reply(200, this.grant());
+      }
+      case '/internal/v1/evidence/evaluate':
+        return reply(202);
+      default:
+        return reply(404, { error: { code: 'not_found' } });
+    }
+  }
+
+  private grant() {
+    return {
+      envelope: this.seal('oauth_access_token', `at_${randomBytes(16).toString('hex')}`),
+      refresh_envelope: this.seal('oauth_refresh_token', `rt_${randomBytes(16).toString('hex')}`),
+      expires_at: new Date(Date.now() + this.tokenLifetimeS * 1000).toISOString(),
+    };
+  }
+
+  private async capabilityAccepted(token: unknown): Promise<boolean> {
+    if (typeof token !== 'string') return false;
+    try {
+      await jwtVerify(token, encoder.encode(this.secret), { algorithms: ['HS256'], audience: 'gateway-seal', requiredClaims: ['exp', 'iat', 'jti'] });
+      const claims = decodeJwt(token);
+      const ok =
+        typeof claims.ws === 'string' &&
+        typeof claims.conn === 'string' &&
+        typeof claims.apd === 'string' &&
+        Number.isInteger(claims.rev) &&
+        (claims.exp as number) - (claims.iat as number) <= 60 &&
+        !this.seenJti.has(claims.jti as string);
+      if (ok) this.seenJti.add(claims.jti as string);
+      return ok;
+    } catch {
+      return false;
+    }
+  }
+}
