@@ -53,6 +53,8 @@ export class ApiValidationPipe implements PipeTransform {
     if ((type !== 'body' && type !== 'query') || !metatype || [String, Number, Boolean, Object, Array].includes(metatype as never)) {
       return value;
     }
+    // A request without a body (no Content-Type) validates as an empty object.
+    if (type === 'body' && value === undefined) value = {};
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new FieldValidationError([{ loc: [type], msg: 'value must be a JSON object', type: 'model_type' }]);
     }

@@ -1,0 +1,24 @@
+import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { Internal } from 'src/common/access/decorators';
+import { WebhookEvidenceDto } from 'src/modules/webhooks/dto/evidence.dto';
+import { WebhookEvidenceService } from 'src/modules/webhooks/webhook-evidence.service';
+
+/** The gateway's side of webhook evidence (CONTRACT.md 4.2). */
+@Controller('internal/v1/workspaces/:ws/webhook-evidence')
+export class InternalEvidenceController {
+  constructor(
+    private readonly evidence: WebhookEvidenceService,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  /** 201 for a newly recorded event; 200 for a repeat of the same `evidence_id` with the same content. */
+  @Post()
+  @HttpCode(200)
+  @Internal()
+  async record(@Param('ws') ws: string, @Body() body: WebhookEvidenceDto, @Res({ passthrough: true }) res: unknown) {
+    const { created, evidence } = await this.evidence.record(ws, body);
+    if (created) this.adapterHost.httpAdapter.status(res, 201);
+    return evidence;
+  }
+}

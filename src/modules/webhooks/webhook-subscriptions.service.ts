@@ -1,0 +1,166 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { ApiError, FieldValidationError } from 'src/common/http/errors';
+import { formatTimeRequired } from 'src/common/time/time';
+import { AuditService } from 'src/modules/audit/audit.service';
+import { NATIVE_CUSTODY } from 'src/modules/connections/dto/connection.document';
+import { PublicationService } from 'src/modules/publication/publication.service';
+import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
+import { SUBSCRIPTION_ID } from 'src/modules/webhooks/dto/evidence.dto';
+import { parseSubscriptionConfig } from 'src/modules/webhooks/dto/subscription.schema';
+import {
+  SUBSCRIPTION_COLUMNS,
+  SubscriptionRow,
+  toSnapshotSubscription,
+  toSubscriptionDocument,
+  Versions,
+} from 'src/modules/webhooks/dto/subscription.document';
+import { SignatureProfile, signatureProfile } from 'src/modules/webhooks/signatures/signature-profiles';
+
+/** Largest subscription configuration body (spec section 8). */
+export const MAX_CONFIGURATION_BYTES = 128 * 1024;
+
+interface ConnectionFit {
+  custody: string;
+  source: string;
+  target: string;
+  profile_type: string;
+  broker_reference: string | null;
+}
+
+/**
+ * Broker profiles need a federated connection on their lane holding a broker reference; every
+ * other profile a native connection (gateway target) in native custody.
+ */
+export function profileFits(profile: SignatureProfile, c: ConnectionFit): boolean {
+  if (c.source !== profile.lane) return false;
+  if (profile.custody === 'federated') return c.custody === 'federated' && c.profile_type === 'federated' && !!c.broker_reference;
+  return c.custody === NATIVE_CUSTODY && c.target === 'gateway';
+}
+
+/**
+ * Webhook subscriptions: the gateway's ingress configuration per connection, provisioned by
+ * operators with a sealed signing-key contract (control never sees signing material) and
+ * published in the workspace snapshot.
+ */
+@Injectable()
+export class WebhookSubscriptionsService implements OnModuleInit {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly access: WorkspaceAccess,
+    private readonly audit: AuditService,
+    private readonly publications: PublicationService,
+    private readonly snapshots: SnapshotRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    // Subscriptions of active connections, which are the ones the snapshot carries.
+    this.snapshots.register('webhook_subscriptions', async (manager, ws) => {
+      const rows: SubscriptionRow[] = await manager.query(
+        `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions s
+         WHERE s.workspace_id = $1
+           AND EXISTS (SELECT 1 FROM connections c WHERE c.id = s.connection_id AND c.workspace_id = s.workspace_id AND c.status = 'active')
+         ORDER BY s.connection_id, s.id`,
+        [ws.id],
+      );
+      return rows.map(toSnapshotSubscription);
+    });
+  }
+
+  /** Creates or replaces the subscription; `created` tells which. */
+  async put(ctx: WorkspaceContext, connectionId: string, subscriptionId: string, body: unknown, contentLength: string | undefined) {
+    checkSubscriptionId(subscriptionId);
+    if (Number(contentLength) > MAX_CONFIGURATION_BYTES || Buffer.byteLength(JSON.stringify(body ?? null)) > MAX_CONFIGURATION_BYTES) {
+      throw new ApiError(413, 'request body too large');
+    }
+    const config = parseSubscriptionConfig(body, { workspaceId: ctx.id, connectionId, subscriptionId }, new Date());
+    const profile = signatureProfile(config.signature_profile)!;
+    const keys = config.signing_keys.map((k) => ({ ...k, valid_from: formatTimeRequired(k.valid_from), valid_until: formatTimeRequired(k.valid_until) }));
+
+    const { row, created } = await this.access.mutate(ctx, async (tx, ws) => {
+      const [connection]: ConnectionFit[] = await tx.manager.query(
+        `SELECT custody, source, target, auth_profile->>'type' AS profile_type, auth_profile->>'broker_connection_id' AS broker_reference
+         FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'tool' FOR SHARE`,
+        [connectionId, ws.id],
+      );
+      if (!connection) throw new ApiError(404, 'connection not found');
+      if (!profileFits(profile, connection)) throw new ApiError(409, 'signature profile does not fit the connection');
+      const [stored]: (SubscriptionRow & { created: boolean })[] = await tx.manager.query(
+        `INSERT INTO webhook_subscriptions AS s (workspace_id, connection_id, id, signature_profile, tolerance_seconds, notification_url, signing_keys, revision)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 1)
+         ON CONFLICT (workspace_id, connection_id, id) DO UPDATE SET signature_profile = EXCLUDED.signature_profile,
+           tolerance_seconds = EXCLUDED.tolerance_seconds, notification_url = EXCLUDED.notification_url, signing_keys = EXCLUDED.signing_keys,
+           revision = s.revision + 1, updated_at = clock_timestamp()
+         RETURNING ${SUBSCRIPTION_COLUMNS}, (xmax = 0) AS created`,
+        [ws.id, connectionId, subscriptionId, config.signature_profile, config.tolerance_seconds, config.notification_url, JSON.stringify(keys)],
+      );
+      const version = await this.publications.stage(tx, ws.id);
+      await this.audit.record(tx, {
+        workspaceId: ws.id,
+        actor: ws.operator,
+        action: 'webhook.configure',
+        target: subscriptionId,
+        detail: { connection_id: connectionId, status: stored.created ? 'created' : 'replaced', last4: keys[0].last4, snapshot_version: version },
+      });
+      return { row: stored, created: stored.created };
+    });
+    return { created, subscription: toSubscriptionDocument(row, await this.versions(ctx.id)) };
+  }
+
+  async list(ws: WorkspaceContext, connectionId: string) {
+    await this.connection(this.dataSource.manager, ws.id, connectionId);
+    const rows: SubscriptionRow[] = await this.dataSource.query(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE workspace_id = $1 AND connection_id = $2 ORDER BY id`,
+      [ws.id, connectionId],
+    );
+    const versions = await this.versions(ws.id);
+    return { subscriptions: rows.map((row) => toSubscriptionDocument(row, versions)) };
+  }
+
+  async get(ws: WorkspaceContext, connectionId: string, subscriptionId: string) {
+    await this.connection(this.dataSource.manager, ws.id, connectionId);
+    const [row]: SubscriptionRow[] = await this.dataSource.query(
+      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE workspace_id = $1 AND connection_id = $2 AND id = $3`,
+      [ws.id, connectionId, subscriptionId],
+    );
+    if (!row) throw new ApiError(404, 'webhook subscription not found');
+    return toSubscriptionDocument(row, await this.versions(ws.id));
+  }
+
+  async delete(ctx: WorkspaceContext, connectionId: string, subscriptionId: string): Promise<void> {
+    await this.access.mutate(ctx, async (tx, ws) => {
+      await this.connection(tx.manager, ws.id, connectionId);
+      const [[removed]]: [SubscriptionRow[], number] = await tx.manager.query(
+        `DELETE FROM webhook_subscriptions WHERE workspace_id = $1 AND connection_id = $2 AND id = $3 RETURNING id`,
+        [ws.id, connectionId, subscriptionId],
+      );
+      if (!removed) throw new ApiError(404, 'webhook subscription not found');
+      const version = await this.publications.stage(tx, ws.id);
+      await this.audit.record(tx, {
+        workspaceId: ws.id,
+        actor: ws.operator,
+        action: 'webhook.delete',
+        target: subscriptionId,
+        detail: { connection_id: connectionId, snapshot_version: version },
+      });
+    });
+  }
+
+  private async connection(manager: EntityManager, workspaceId: string, connectionId: string): Promise<void> {
+    const [row] = await manager.query(`SELECT 1 FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'tool'`, [connectionId, workspaceId]);
+    if (!row) throw new ApiError(404, 'connection not found');
+  }
+
+  private async versions(workspaceId: string): Promise<Versions> {
+    const [row]: Versions[] = await this.dataSource.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
+    return row;
+  }
+}
+
+function checkSubscriptionId(id: string): void {
+  if (!SUBSCRIPTION_ID.test(id)) {
+    throw new FieldValidationError([{ loc: ['path', 'subscription_id'], msg: 'must be wsub_ followed by 1-64 letters, digits, _ or -', type: 'string_pattern_mismatch' }]);
+  }
+}
