@@ -13,15 +13,17 @@ import { ConnectionsModule } from 'src/modules/connections/connections.module';
 import { GatewayModule } from 'src/modules/gateway/gateway.module';
 import { HealthModule } from 'src/modules/health/health.module';
 import { IdentityModule } from 'src/modules/identity/identity.module';
+import { ModelProvidersModule } from 'src/modules/model-providers/model-providers.module';
 import { PublicationModule } from 'src/modules/publication/publication.module';
 import { ReceiptsModule } from 'src/modules/receipts/receipts.module';
+import { RoutingModule } from 'src/modules/routing/routing.module';
 import { StreamsModule } from 'src/modules/streams/streams.module';
 import { UsageModule } from 'src/modules/usage/usage.module';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module';
 
 /** Every domain module; infrastructure first. */
-export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, ApprovalsModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, WebhooksModule];
+export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, ApprovalsModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule];
 
 @Global()
 @Module({})

@@ -34,10 +34,11 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /**
  * The allowed detail keys of core spec section 2, plus `tools_mode` and `scopes`, which the same
- * spec names for the `key.mint` detail (section 4, Virtual keys); see docs/audit.md.
+ * spec names for the `key.mint` detail (section 4, Virtual keys), and `model_pattern`, which the
+ * connections spec names for `model_connection.*` details (section 4, Model providers); see docs/audit.md.
  */
 const DETAIL_KEYS = new Set([
-  'agent_id', 'bundle_hash', 'connection_id', 'env', 'key_id', 'last4', 'policy_id', 'prefix', 'provider_id',
+  'agent_id', 'bundle_hash', 'connection_id', 'env', 'key_id', 'last4', 'model_pattern', 'policy_id', 'prefix', 'provider_id',
   'publication_state', 'qualifier_id', 'reason', 'revision_id', 'scopes', 'snapshot_version', 'source', 'status', 'tier', 'tools_mode',
 ]);
 const MAX_KEYS = 16;

@@ -1,0 +1,157 @@
+/**
+ * Snapshot assembly benchmark: `NODE_PATH=. node -r @swc-node/register bench/snapshot.ts`.
+ * One workspace holding 32 route qualifiers, 200 active model connections and 100 active tool
+ * connections (and a 200-entry pricebook). Reports the time to build the whole snapshot from
+ * committed state (PublicationService.build: one REPEATABLE READ transaction, every registered
+ * part, mapping included) beside the time, in the same run, to read those same rows with the same
+ * predicates in one REPEATABLE READ transaction and nothing else. Needs the PostgreSQL and Redis
+ * of `npm test`. BENCH_ITERATIONS (default 200) sets the samples per row.
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { createApp } from 'src/bootstrap';
+import { loadConfig } from 'src/config/config';
+import { DevIdentity } from 'src/modules/identity/dev-identity';
+import { PublicationService } from 'src/modules/publication/publication.service';
+
+const BASE_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
+const PORT = 3903;
+const QUALIFIERS = 32;
+const MODELS = 200;
+const CONNECTIONS = 100;
+
+const percentile = (samples: number[], p: number) => [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))];
+
+async function admin(sql: string): Promise<void> {
+  const client = new Client({ connectionString: BASE_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function timed(work: () => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < 10; i++) await work(); // warm-up
+  const samples: number[] = [];
+  for (let i = 0; i < ITERATIONS; i++) {
+    const start = performance.now();
+    await work();
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}
+
+async function seed(db: DataSource, ws: string): Promise<void> {
+  const envelope = () => `gwenv1.${randomBytes(96).toString('base64url')}`;
+  for (let i = 0; i < QUALIFIERS; i++) {
+    await db.query(
+      `INSERT INTO route_qualifiers (workspace_id, qualifier_id, revision, capability_id, only_targets, prefer_auth, prefer_surface, prefer_sources, min_quality, max_cost, allow_fallbacks)
+       VALUES ($1, $2, 1, $3, $4, '["oauth2"]', '["mcp"]', '["native","broker_a"]', 5000, 100000, false)`,
+      [ws, `q${i}`, `cap.bench.${i}`, JSON.stringify(Array.from({ length: 8 }, (_, j) => `tool_${j}.call@native`))],
+    );
+  }
+  for (let i = 0; i < MODELS; i++) {
+    const config = { model_pattern: `bench-model-${i}*`, upstream_model: `bench-upstream-${i}`, base_url: 'https://api.provider-a.com/v1' };
+    await db.query(
+      `INSERT INTO connections (id, workspace_id, kind, connector_slug, source, custody, target, status, auth_profile, auth_profile_digest, model_config, credential_envelope, key_id, last4, credential_scheme, credential_revision)
+       VALUES ($1, $2, 'model', 'provider_a', 'native', 'obol', 'model_provider', 'active', '{"type":"model_api_key"}', 'sha256:x', $3, $4, 'gwk_1', 'abcd', 'bearer', 1)`,
+      [`conn_m${randomBytes(11).toString('hex')}`, ws, JSON.stringify(config), envelope()],
+    );
+  }
+  for (let i = 0; i < CONNECTIONS; i++) {
+    const slug = `bench_connector_${i}`;
+    await db.query(
+      `INSERT INTO connections (id, workspace_id, kind, connector_slug, source, custody, target, status, auth_profile, auth_profile_digest, credential_envelope, key_id, last4, credential_scheme, credential_revision)
+       VALUES ($1, $2, 'tool', $3, 'native', 'obol', 'gateway', 'active', $4, 'sha256:x', $5, 'gwk_1', 'abcd', 'api_key', 1)`,
+      [`conn_t${randomBytes(11).toString('hex')}`, ws, slug, JSON.stringify({ type: 'api_key', connector_slug: slug }), envelope()],
+    );
+  }
+  const prices = Array.from({ length: MODELS }, (_, i) => ({
+    model: `bench-model-${i}*`,
+    input_micros_usd_per_mtok: 1000,
+    output_micros_usd_per_mtok: 2000,
+    cached_micros_usd_per_mtok: 500,
+    reasoning_micros_usd_per_mtok: 2000,
+  }));
+  await db.query(`INSERT INTO pricebooks (workspace_id, revision, prices) VALUES ($1, 1, $2)`, [ws, JSON.stringify(prices)]);
+}
+
+/** The same rows, the same predicates, one consistent read, no mapping. */
+function readRows(db: DataSource, ws: string): Promise<unknown> {
+  return db.transaction('REPEATABLE READ', async (m) => {
+    await m.query(`SELECT * FROM workspaces WHERE id = $1`, [ws]);
+    await m.query(`SELECT * FROM route_qualifiers WHERE workspace_id = $1 ORDER BY qualifier_id`, [ws]);
+    await m.query(`SELECT * FROM connections WHERE workspace_id = $1 AND kind = 'model' AND status = 'active' AND credential_envelope IS NOT NULL ORDER BY created_at, id`, [ws]);
+    await m.query(`SELECT * FROM connections WHERE workspace_id = $1 AND kind <> 'model' AND status = 'active' AND credential_envelope IS NOT NULL ORDER BY id`, [ws]);
+    await m.query(`SELECT * FROM pricebooks WHERE workspace_id = $1`, [ws]);
+  });
+}
+
+async function main(): Promise<void> {
+  const database = `bench_${randomBytes(6).toString('hex')}`;
+  await admin(`CREATE DATABASE ${database}`);
+  const url = new URL(BASE_DATABASE_URL);
+  url.pathname = `/${database}`;
+  const base = `http://127.0.0.1:${PORT}`;
+  const config = loadConfig({
+    ...process.env,
+    PORT: String(PORT),
+    DATABASE_URL: url.toString(),
+    REDIS_URL,
+    REDIS_PREFIX: `bench${randomBytes(4).toString('hex')}`,
+    DEV_IDENTITY: '1',
+    PUBLIC_URL: base,
+    IDENTITY_ISSUER: `${base}/dev-identity`,
+    LOG_LEVEL: 'error',
+  });
+  const app = await createApp(config, { url: url.toString(), poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: false });
+  const rows: string[] = [];
+  try {
+    await app.listen(PORT, '127.0.0.1');
+    const token = await new DevIdentity(config).token('bench-snapshot', 'bench@example.com', 3600);
+    const me = (await (await fetch(`${base}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { default_workspace_id: string };
+    const ws = me.default_workspace_id;
+    const db = app.get(DataSource);
+    await seed(db, ws);
+    const publications = app.get(PublicationService);
+    const snapshot = (await publications.build(ws))!;
+    const counts = [(snapshot.route_qualifiers as unknown[]).length, (snapshot.models as unknown[]).length, (snapshot.connections as unknown[]).length];
+    if (counts.join() !== [QUALIFIERS, MODELS, CONNECTIONS].join()) throw new Error(`snapshot holds ${counts.join('/')}`);
+    const bytes = Buffer.byteLength(JSON.stringify(snapshot));
+
+    // Alternate the two measures so background load skews both alike.
+    const build: number[] = [];
+    const read: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      build.push(...(await timed(() => publications.build(ws))));
+      read.push(...(await timed(() => readRows(db, ws))));
+    }
+    const fmt = (ms: number) => ms.toFixed(2);
+    rows.push(`| build snapshot (${bytes} bytes of JSON) | ${fmt(percentile(build, 50))} ms | ${fmt(percentile(build, 99))} ms |`);
+    rows.push(`| read the same rows, one transaction | ${fmt(percentile(read, 50))} ms | ${fmt(percentile(read, 99))} ms |`);
+  } finally {
+    await app.close();
+    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  }
+  process.stdout.write(
+    [
+      `${new Date().toISOString()}, ${QUALIFIERS} qualifiers, ${MODELS} models, ${CONNECTIONS} connections, ${ITERATIONS * 3} samples per row, node ${process.version}`,
+      '',
+      '| Measure | p50 | p99 |',
+      '|---|---|---|',
+      ...rows,
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

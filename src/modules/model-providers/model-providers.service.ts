@@ -1,0 +1,194 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
+import { ApiError, badRequest, conflict } from 'src/common/http/errors';
+import { newId } from 'src/common/ids/ids';
+import { isUniqueViolation } from 'src/database/errors';
+import { Tx } from 'src/database/transaction';
+import { AuditAction } from 'src/modules/audit/audit-vocabulary';
+import { AuditService } from 'src/modules/audit/audit.service';
+import { refuseLiveKey } from 'src/modules/connections/connections.service';
+import { GatewayClient } from 'src/modules/gateway/gateway.client';
+import {
+  MODEL_CONNECTION_COLUMNS,
+  ModelConfig,
+  ModelConnectionRow,
+  publicationOf,
+  toModelConnectionDocument,
+  toSnapshotModel,
+} from 'src/modules/model-providers/dto/model-connection.document';
+import { CreateModelProviderDto } from 'src/modules/model-providers/dto/model-provider.dto';
+import { modelPatternProblem, upstreamModelProblem } from 'src/modules/model-providers/model-names';
+import { normalizeBaseUrl, PROVIDERS } from 'src/modules/model-providers/providers';
+import { PublicationService } from 'src/modules/publication/publication.service';
+import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
+
+export const PATTERN_CLAIMED = 'model pattern is already claimed by a connection';
+export const BASE_URL_INVALID = 'base_url must be an https URL without userinfo, query or fragment whose path ends in /v1';
+
+interface Versions {
+  snapshot_version: number;
+  published_version: number;
+}
+
+/**
+ * Bring-your-own-key model providers: a connection maps a client model-name pattern to an
+ * upstream model behind a provider. Rows of `connections` with `kind = 'model'`. The key is
+ * sealed by the gateway only once the pending connection is published, and only its envelope and
+ * `last4` are stored; the snapshot's `models` lists the active, credentialed ones.
+ */
+@Injectable()
+export class ModelProvidersService implements OnModuleInit {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly access: WorkspaceAccess,
+    private readonly audit: AuditService,
+    private readonly publications: PublicationService,
+    private readonly snapshots: SnapshotRegistry,
+    private readonly gateway: GatewayClient,
+  ) {}
+
+  onModuleInit(): void {
+    this.snapshots.register('models', async (manager, ws) => {
+      const rows: ModelConnectionRow[] = await manager.query(
+        `SELECT ${MODEL_CONNECTION_COLUMNS} FROM connections
+         WHERE workspace_id = $1 AND kind = 'model' AND status = 'active' AND model_config IS NOT NULL AND target = 'model_provider'
+           AND credential_envelope IS NOT NULL
+         ORDER BY created_at, id`,
+        [ws.id],
+      );
+      return rows.map(toSnapshotModel);
+    });
+  }
+
+  async list(ws: WorkspaceContext) {
+    const [rows, versions] = await Promise.all([
+      this.dataSource.query(`SELECT ${MODEL_CONNECTION_COLUMNS} FROM connections WHERE workspace_id = $1 AND kind = 'model' ORDER BY created_at, id`, [ws.id]),
+      this.versions(ws.id),
+    ]);
+    const publication = publicationOf(versions);
+    return { connections: (rows as ModelConnectionRow[]).map((row) => toModelConnectionDocument(row, publication)) };
+  }
+
+  /**
+   * The create order: validate; insert `pending` without a credential under the workspace lock
+   * (409 when a non-disabled connection claims the pattern) and republish; only when the published
+   * version covers the workspace's current version, seal the key through the gateway; then store
+   * the envelope, make the connection `active` and republish. Unsettled publication: the pending
+   * projection is returned and the key is never sent.
+   */
+  async create(ctx: WorkspaceContext, body: CreateModelProviderDto) {
+    const provider = PROVIDERS[body.provider];
+    const patternProblem = modelPatternProblem(body.model_pattern);
+    if (patternProblem) throw badRequest(`model_pattern ${patternProblem}`);
+    const upstreamProblem = upstreamModelProblem(body.upstream_model);
+    if (upstreamProblem) throw badRequest(`upstream_model ${upstreamProblem}`);
+    let baseUrl = provider.base_url;
+    if (baseUrl === null) {
+      if (body.base_url === undefined) throw badRequest('base_url is required for compat_custom');
+      baseUrl = normalizeBaseUrl(body.base_url);
+      if (baseUrl === null) throw badRequest(BASE_URL_INVALID);
+    } else if (body.base_url !== undefined) {
+      throw badRequest('base_url is only accepted for compat_custom');
+    }
+    refuseLiveKey(body.api_key);
+    const config: ModelConfig = { model_pattern: body.model_pattern, upstream_model: body.upstream_model, base_url: baseUrl };
+    const profile = { type: 'model_api_key', provider: body.provider, provider_kind: provider.provider_kind, auth_scheme: provider.auth_scheme };
+
+    let pending: ModelConnectionRow;
+    try {
+      pending = await this.access.mutate(ctx, async (tx, ws) => {
+        const [claimed] = await tx.manager.query(
+          `SELECT 1 FROM connections WHERE workspace_id = $1 AND kind = 'model' AND status <> 'disabled' AND model_config->>'model_pattern' = $2`,
+          [ws.id, config.model_pattern],
+        );
+        if (claimed) throw conflict(PATTERN_CLAIMED);
+        const [row]: ModelConnectionRow[] = await tx.manager.query(
+          `INSERT INTO connections (id, workspace_id, kind, connector_slug, source, custody, target, status, auth_profile, auth_profile_digest, model_config, created_by)
+           VALUES ($1, $2, 'model', $3, 'native', 'obol', 'model_provider', 'pending', $4, $5, $6, $7) RETURNING ${MODEL_CONNECTION_COLUMNS}`,
+          [newId('conn'), ws.id, body.provider, JSON.stringify(profile), sha256Tagged(canonicalJson(profile)), JSON.stringify(config), ws.operator.userId],
+        );
+        await this.record(tx, ws, 'model_connection.start', row);
+        await this.publications.stage(tx, ws.id);
+        return row;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict(PATTERN_CLAIMED);
+      throw error;
+    }
+
+    const published = await this.versions(ctx.id);
+    if (published.published_version < published.snapshot_version) return this.envelope(pending, published);
+
+    const sealed = await this.gateway.seal({
+      workspaceId: ctx.id,
+      connectionId: pending.id,
+      authProfileDigest: pending.auth_profile_digest,
+      credentialRevision: pending.credential_revision,
+      secretKind: 'model_api_key',
+      secret: body.api_key,
+    });
+    const stored = await this.access.mutate(ctx, async (tx, ws) => {
+      const row = await this.lockRow(tx, ws.id, pending.id);
+      // Disabled (or otherwise moved on) while the key was being sealed: nothing is stored.
+      if (row.status !== 'pending' || row.credential_revision !== pending.credential_revision) return row;
+      const [[active]]: [ModelConnectionRow[], number] = await tx.manager.query(
+        `UPDATE connections SET status = 'active', credential_envelope = $3, key_id = $4, last4 = $5, credential_scheme = $6,
+           credential_revision = credential_revision + 1, updated_at = clock_timestamp()
+         WHERE id = $1 AND workspace_id = $2 RETURNING ${MODEL_CONNECTION_COLUMNS}`,
+        [row.id, ws.id, sealed.envelope, sealed.key_id, sealed.last4, provider.auth_scheme],
+      );
+      await this.record(tx, ws, 'model_connection.credential.store', active);
+      await this.publications.stage(tx, ws.id);
+      return active;
+    });
+    return this.envelope(stored, await this.versions(ctx.id));
+  }
+
+  /** Idempotent: an already disabled connection is answered as it is (no audit, no republish). */
+  async disable(ctx: WorkspaceContext, connectionId: string) {
+    const row = await this.access.mutate(ctx, async (tx, ws) => {
+      const current = await this.lockRow(tx, ws.id, connectionId);
+      if (current.status === 'disabled') return current;
+      const [[disabled]]: [ModelConnectionRow[], number] = await tx.manager.query(
+        `UPDATE connections SET status = 'disabled', updated_at = clock_timestamp() WHERE id = $1 AND workspace_id = $2 RETURNING ${MODEL_CONNECTION_COLUMNS}`,
+        [connectionId, ws.id],
+      );
+      await this.record(tx, ws, 'model_connection.disable', disabled);
+      await this.publications.stage(tx, ws.id);
+      return disabled;
+    });
+    return toModelConnectionDocument(row, publicationOf(await this.versions(ctx.id)));
+  }
+
+  private envelope(row: ModelConnectionRow, versions: Versions) {
+    return { schema_version: 1, connection: toModelConnectionDocument(row, publicationOf(versions)) };
+  }
+
+  private async lockRow(tx: Tx, workspaceId: string, connectionId: string): Promise<ModelConnectionRow> {
+    const [row]: ModelConnectionRow[] = await tx.manager.query(
+      `SELECT ${MODEL_CONNECTION_COLUMNS} FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'model' FOR UPDATE`,
+      [connectionId, workspaceId],
+    );
+    if (!row) throw new ApiError(404, 'connection not found');
+    return row;
+  }
+
+  /** Audit detail: provider, pattern, status and `last4`; never the key. */
+  private record(tx: Tx, ws: WorkspaceContext, action: AuditAction, row: ModelConnectionRow) {
+    return this.audit.record(tx, {
+      workspaceId: ws.id,
+      actor: ws.operator,
+      action,
+      target: row.id,
+      detail: { connection_id: row.id, provider_id: row.connector_slug, model_pattern: row.model_config.model_pattern, status: row.status, last4: row.last4 },
+    });
+  }
+
+  private async versions(workspaceId: string): Promise<Versions> {
+    const [row]: Versions[] = await this.dataSource.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
+    return row;
+  }
+}

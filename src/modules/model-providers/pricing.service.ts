@@ -1,0 +1,94 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { ApiError, FieldError, FieldValidationError } from 'src/common/http/errors';
+import { AuditService } from 'src/modules/audit/audit.service';
+import { PUBLICATION_STATE_UNAVAILABLE } from 'src/modules/policy/policy.service';
+import { Price, PricingRow, toPricebookPart, toPricingDocument } from 'src/modules/model-providers/dto/pricing.document';
+import { ReplacePricingDto } from 'src/modules/model-providers/dto/pricing.dto';
+import { modelPatternProblem } from 'src/modules/model-providers/model-names';
+import { PublicationService } from 'src/modules/publication/publication.service';
+import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
+
+
+const READ = `
+  SELECT p.revision, p.prices, p.updated_at, w.snapshot_version, w.published_version
+  FROM workspaces w LEFT JOIN pricebooks p ON p.workspace_id = w.id WHERE w.id = $1`;
+
+/**
+ * The workspace pricebook: per model name or pattern, integer micro-USD per million input,
+ * output, cached and reasoning tokens. Replaced as a whole (never merged), published in the
+ * snapshot as `pricebook`; the gateway prices reservations and usage with it.
+ */
+@Injectable()
+export class PricingService implements OnModuleInit {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly access: WorkspaceAccess,
+    private readonly audit: AuditService,
+    private readonly publications: PublicationService,
+    private readonly snapshots: SnapshotRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    this.snapshots.register('pricebook', async (manager, ws) => {
+      const [row]: { revision: number; prices: Price[] }[] = await manager.query(`SELECT revision, prices FROM pricebooks WHERE workspace_id = $1`, [ws.id]);
+      return row ? toPricebookPart(row.revision, row.prices) : null;
+    });
+  }
+
+  async get(ws: WorkspaceContext) {
+    return toPricingDocument(ws.id, await this.read(this.dataSource.manager, ws.id));
+  }
+
+  /** Validates every entry, then replaces the pricebook under the workspace lock: revision + 1, audit, staged snapshot. */
+  async replace(ctx: WorkspaceContext, body: ReplacePricingDto) {
+    const errors: FieldError[] = [];
+    const seen = new Set<string>();
+    body.prices.forEach((entry, i) => {
+      const problem = modelPatternProblem(entry.model);
+      if (problem) errors.push({ loc: ['body', 'prices', i, 'model'], msg: `model ${problem}`, type: 'value_error' });
+      else if (seen.has(entry.model)) errors.push({ loc: ['body', 'prices', i, 'model'], msg: 'model must be unique in the pricebook', type: 'value_error' });
+      seen.add(entry.model);
+    });
+    if (errors.length > 0) throw new FieldValidationError(errors);
+    const prices: Price[] = body.prices
+      .map((p) => ({
+        model: p.model,
+        input_micros_usd_per_mtok: p.input_micros_usd_per_mtok,
+        output_micros_usd_per_mtok: p.output_micros_usd_per_mtok,
+        cached_micros_usd_per_mtok: p.cached_micros_usd_per_mtok,
+        reasoning_micros_usd_per_mtok: p.reasoning_micros_usd_per_mtok,
+      }))
+      .sort((a, b) => (a.model < b.model ? -1 : 1));
+
+    const written = await this.access.mutate(ctx, async (tx, ws) => {
+      const [row]: { revision: number; updated_at: Date }[] = await tx.manager.query(
+        `INSERT INTO pricebooks (workspace_id, revision, prices, updated_by) VALUES ($1, 1, $2, $3)
+         ON CONFLICT (workspace_id) DO UPDATE SET revision = pricebooks.revision + 1, prices = EXCLUDED.prices,
+           updated_by = EXCLUDED.updated_by, updated_at = clock_timestamp()
+         RETURNING revision, updated_at`,
+        [ws.id, JSON.stringify(prices), ws.operator.userId],
+      );
+      const version = await this.publications.stage(tx, ws.id);
+      await this.audit.record(tx, {
+        workspaceId: ws.id,
+        actor: ws.operator,
+        action: 'pricing.replace',
+        target: ws.id,
+        detail: { snapshot_version: version },
+      });
+      return { ...row, snapshot_version: version };
+    });
+    // After commit (and the publication attempt that follows it): how far the staged snapshot got.
+    const counters = await this.read(this.dataSource.manager, ctx.id);
+    return toPricingDocument(ctx.id, { ...written, prices, published_version: counters.published_version });
+  }
+
+  private async read(manager: EntityManager, workspaceId: string): Promise<PricingRow> {
+    const [row]: PricingRow[] = await manager.query(READ, [workspaceId]);
+    if (!row || !(row.snapshot_version >= 1)) throw new ApiError(500, PUBLICATION_STATE_UNAVAILABLE);
+    return row;
+  }
+}

@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { WorkspaceContext } from 'src/common/access/context';
+import { badRequest, notFound } from 'src/common/http/errors';
+import { CatalogService } from 'src/modules/catalog/catalog.service';
+import { decodeReceiptCursor, encodeV1ReceiptCursor } from 'src/modules/receipts/receipt-cursor';
+import { toBindingDocument, toCapabilityDocument, WorkspaceBinding } from 'src/modules/routing/dto/capability.document';
+import { DecisionRow, toRouteDecision } from 'src/modules/routing/dto/route-decision.document';
+import { RouteDecisionsQuery } from 'src/modules/routing/dto/routing-query.dto';
+import { CAPABILITY_PREFIX, isCapabilityId, MAX_CAPABILITY_ID } from 'src/modules/routing/qualifiers.service';
+
+/** A capability path or query parameter: the cap prefix, a tool segment, at most 256 code points. */
+function requireCapabilityId(value: string): string {
+  if (!isCapabilityId(value) || [...value].length > MAX_CAPABILITY_ID) throw badRequest(CAPABILITY_PREFIX);
+  return value;
+}
+
+/**
+ * Read-only routing views: capabilities and their bindings from the frozen catalog, decorated
+ * for the workspace (its env's evidence floors, the connections it holds), and the route
+ * decisions recorded on receipts. The control plane never selects a route.
+ */
+@Injectable()
+export class CapabilitiesService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly catalog: CatalogService,
+  ) {}
+
+  async capabilities(ws: WorkspaceContext) {
+    const connected = await this.connectedLanes(ws.id);
+    return {
+      env: ws.env,
+      capabilities: this.catalog.capabilities().map((c) => toCapabilityDocument(c, ws.env, this.workspaceBindings(c.capability_id, connected))),
+    };
+  }
+
+  async bindings(ws: WorkspaceContext, capabilityId: string) {
+    const capability = this.catalog.capability(requireCapabilityId(capabilityId));
+    if (!capability) throw notFound('capability not found');
+    const bindings = this.workspaceBindings(capability.capability_id, await this.connectedLanes(ws.id));
+    const document = toCapabilityDocument(capability, ws.env, bindings);
+    return { capability: document, bindings: bindings.map((b) => toBindingDocument(document, b)) };
+  }
+
+  /** Receipts carrying a route (an object `route` in the recorded envelope), newest first. */
+  async decisions(ws: WorkspaceContext, query: RouteDecisionsQuery) {
+    const values: unknown[] = [ws.id];
+    const where = [`h.workspace_id = $1`, `jsonb_typeof(r.envelope->'route') = 'object'`];
+    if (query.capability !== undefined) {
+      values.push(requireCapabilityId(query.capability));
+      where.push(`r.envelope->'route'->>'capability' = $${values.length}`);
+    }
+    if (query.before !== undefined) {
+      const position = decodeReceiptCursor(query.before);
+      if (!position) throw badRequest('invalid receipt cursor');
+      if (position.kind === 'keyset') {
+        values.push(position.at, position.id);
+        where.push(`(h.occurred_at, h.receipt_id) < ($${values.length - 1}, $${values.length})`);
+      } else {
+        values.push(position.before);
+        where.push(`h.occurred_at < $${values.length}`);
+      }
+    }
+    values.push(query.limit + 1);
+    const rows: DecisionRow[] = await this.dataSource.query(
+      `SELECT h.receipt_id, h.occurred_at, h.state, h.decision, h.evidence_trust, r.envelope->'route' AS route
+       FROM receipt_heads h
+       JOIN receipt_revisions r ON r.workspace_id = h.workspace_id AND r.invocation_id = h.invocation_id
+         AND r.receipt_revision = h.receipt_revision AND r.occurred_at = h.occurred_at
+       WHERE ${where.join(' AND ')}
+       ORDER BY h.occurred_at DESC, h.receipt_id DESC LIMIT $${values.length}`,
+      values,
+    );
+    const page = rows.slice(0, query.limit);
+    const last = page[page.length - 1];
+    return {
+      decisions: page.map(toRouteDecision),
+      next_before: rows.length > query.limit && last ? encodeV1ReceiptCursor(last.occurred_at, last.receipt_id) : null,
+    };
+  }
+
+  private workspaceBindings(capabilityId: string, connected: Set<string>): WorkspaceBinding[] {
+    return this.catalog.bindings(capabilityId).map((binding) => ({ binding, connected: connected.has(`${binding.connector_slug}@${binding.catalog_source}`) }));
+  }
+
+  /** `{connector_slug}@{lane}` of every active tool connection of the workspace. */
+  private async connectedLanes(workspaceId: string): Promise<Set<string>> {
+    const rows: { lane: string }[] = await this.dataSource.query(
+      `SELECT DISTINCT connector_slug || '@' || source AS lane FROM connections WHERE workspace_id = $1 AND kind = 'tool' AND status = 'active'`,
+      [workspaceId],
+    );
+    return new Set(rows.map((r) => r.lane));
+  }
+}

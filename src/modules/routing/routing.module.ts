@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { CapabilitiesController } from 'src/modules/routing/capabilities.controller';
+import { CapabilitiesService } from 'src/modules/routing/capabilities.service';
+import { QualifiersController } from 'src/modules/routing/qualifiers.controller';
+import { QualifiersService } from 'src/modules/routing/qualifiers.service';
+
+/** Route qualifiers (published in the snapshot) and the read-only capability, binding and route-decision views. */
+@Module({ controllers: [QualifiersController, CapabilitiesController], providers: [QualifiersService, CapabilitiesService] })
+export class RoutingModule {}
