@@ -13,7 +13,10 @@ import { ConnectionsModule } from 'src/modules/connections/connections.module';
 import { GatewayModule } from 'src/modules/gateway/gateway.module';
 import { HealthModule } from 'src/modules/health/health.module';
 import { IdentityModule } from 'src/modules/identity/identity.module';
+import { InternalModule } from 'src/modules/internal/internal.module';
+import { KeysModule } from 'src/modules/keys/keys.module';
 import { ModelProvidersModule } from 'src/modules/model-providers/model-providers.module';
+import { PolicyModule } from 'src/modules/policy/policy.module';
 import { PublicationModule } from 'src/modules/publication/publication.module';
 import { ReceiptsModule } from 'src/modules/receipts/receipts.module';
 import { RoutingModule } from 'src/modules/routing/routing.module';
@@ -23,7 +26,7 @@ import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module';
 
 /** Every domain module; infrastructure first. */
-export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, ApprovalsModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule];
+export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, KeysModule, InternalModule, ApprovalsModule, PolicyModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule];
 
 @Global()
 @Module({})

@@ -1,5 +1,6 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, InternalServerErrorException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { decodeJwt } from 'jose';
 import { Access, ACCESS_KEY } from 'src/common/access/decorators';
 import { GuardedRequest, OperatorContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
@@ -15,6 +16,8 @@ export interface OperatorResolver {
 export const OPERATOR_RESOLVER = Symbol('OPERATOR_RESOLVER');
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
+/** Verified service tokens remembered at once (the gateway reuses one token for many calls). */
+const MAX_REMEMBERED_SERVICE_TOKENS = 1024;
 
 /** The credential of a `Bearer` authorization header, or null for a missing header or another scheme. */
 function bearer(header: unknown): string | null {
@@ -29,6 +32,9 @@ function bearer(header: unknown): string | null {
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
+  /** Service tokens that passed verification, each with its `exp` in epoch ms: the hot path skips re-verifying them. */
+  private readonly serviceTokens = new Map<string, number>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly sessions: SessionVerifier,
@@ -70,8 +76,19 @@ export class AuthGuard implements CanActivate {
     const secret = this.config.serviceJwtSecret;
     if (!secret) throw new ApiError(503, 'service authentication is not configured');
     const token = bearer(header);
-    if (!token || !(await verifyServiceToken(token, secret, 'gateway', 'control'))) {
-      throw new ApiError(401, 'service token not accepted');
+    if (!token) throw new ApiError(401, 'service token not accepted');
+    const expiresAt = this.serviceTokens.get(token);
+    if (expiresAt !== undefined && expiresAt > Date.now()) return;
+    if (!(await verifyServiceToken(token, secret, 'gateway', 'control'))) throw new ApiError(401, 'service token not accepted');
+    this.remember(token, (decodeJwt(token).exp as number) * 1000);
+  }
+
+  private remember(token: string, expiresAt: number): void {
+    if (this.serviceTokens.size >= MAX_REMEMBERED_SERVICE_TOKENS) {
+      const now = Date.now();
+      for (const [t, exp] of this.serviceTokens) if (exp <= now) this.serviceTokens.delete(t);
+      if (this.serviceTokens.size >= MAX_REMEMBERED_SERVICE_TOKENS) this.serviceTokens.clear();
     }
+    this.serviceTokens.set(token, expiresAt);
   }
 }

@@ -3,7 +3,11 @@ import Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { REDIS } from 'src/database/redis.module';
 
-/** Writes `snapshot` unless the stored one already has this or a newer version, then announces it. */
+/**
+ * Writes the snapshot (ARGV[1], version ARGV[2]) unless the stored one already has this or a newer
+ * version, then announces `ws:version` (ARGV[4]) on channel ARGV[3]. One key, so it is safe on a
+ * Redis Cluster.
+ */
 const WRITE_SNAPSHOT = `
 local current = redis.call('GET', KEYS[1])
 if current then
@@ -13,9 +17,15 @@ if current then
   end
 end
 redis.call('SET', KEYS[1], ARGV[1])
-redis.call('PUBLISH', KEYS[2], ARGV[3])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `;
+
+interface MemoryEntry {
+  value: string;
+  /** Epoch milliseconds after which the entry is gone; null = no expiry. */
+  expiresAt: number | null;
+}
 
 /**
  * The gateway's hot path (CONTRACT.md 4.4): key contexts and published snapshots. Redis when
@@ -24,7 +34,7 @@ return 1
  */
 @Injectable()
 export class HotPath {
-  private readonly memory = new Map<string, string>();
+  private readonly memory = new Map<string, MemoryEntry>();
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis | null,
@@ -39,17 +49,29 @@ export class HotPath {
     return `${this.config.redisPrefix}:snapshot:${workspaceId}`;
   }
 
-  async get(name: string): Promise<string | null> {
-    if (!this.redis) return this.memory.get(name) ?? null;
-    return this.redis.get(name);
+  snapshotChannel(): string {
+    return `${this.config.redisPrefix}:snapshots`;
   }
 
-  async set(name: string, value: string): Promise<void> {
+  async get(name: string): Promise<string | null> {
+    if (this.redis) return this.redis.get(name);
+    const entry = this.memory.get(name);
+    if (!entry) return null;
+    if (entry.expiresAt !== null && entry.expiresAt <= Date.now()) {
+      this.memory.delete(name);
+      return null;
+    }
+    return entry.value;
+  }
+
+  /** Stores `value`; with `expiresAt` the entry disappears at that instant (Redis `PXAT`). */
+  async set(name: string, value: string, expiresAt: Date | null = null): Promise<void> {
     if (!this.redis) {
-      this.memory.set(name, value);
+      this.memory.set(name, { value, expiresAt: expiresAt?.getTime() ?? null });
       return;
     }
-    await this.redis.set(name, value);
+    if (expiresAt) await this.redis.set(name, value, 'PXAT', expiresAt.getTime());
+    else await this.redis.set(name, value);
   }
 
   async delete(name: string): Promise<void> {
@@ -60,14 +82,14 @@ export class HotPath {
     await this.redis.del(name);
   }
 
-  /** Stores the snapshot unless the hot path already holds this version or a newer one. */
+  /** Stores the snapshot unless the hot path already holds this version or a newer one, and announces it. */
   async writeSnapshot(workspaceId: string, version: number, json: string): Promise<void> {
     const name = this.snapshotName(workspaceId);
     if (!this.redis) {
       const current = this.memory.get(name);
-      if (!current || (JSON.parse(current) as { version: number }).version < version) this.memory.set(name, json);
+      if (!current || (JSON.parse(current.value) as { version: number }).version < version) this.memory.set(name, { value: json, expiresAt: null });
       return;
     }
-    await this.redis.eval(WRITE_SNAPSHOT, 2, name, `${this.config.redisPrefix}:snapshots`, json, String(version), `${workspaceId}:${version}`);
+    await this.redis.eval(WRITE_SNAPSHOT, 1, name, json, String(version), this.snapshotChannel(), `${workspaceId}:${version}`);
   }
 }

@@ -82,14 +82,21 @@ export class PublicationService {
     }
   }
 
-  /** One reconciliation pass: publishes up to `limit` pending workspaces; returns how many settled. */
-  async reconcile(limit = 100): Promise<number> {
-    const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT id FROM workspaces WHERE published_version < snapshot_version ORDER BY id LIMIT $1`,
-      [limit],
-    );
+  /**
+   * One reconciliation pass over every pending workspace, in pages of `pageSize` (so a workspace
+   * that keeps failing never starves the ones after it); returns how many settled.
+   */
+  async reconcile(pageSize = 100): Promise<number> {
     let settled = 0;
-    for (const row of rows) if (await this.publish(row.id)) settled++;
-    return settled;
+    let after = '';
+    for (;;) {
+      const rows: { id: string }[] = await this.dataSource.query(
+        `SELECT id FROM workspaces WHERE published_version < snapshot_version AND id > $1 ORDER BY id LIMIT $2`,
+        [after, pageSize],
+      );
+      for (const row of rows) if (await this.publish(row.id)) settled++;
+      if (rows.length < pageSize) return settled;
+      after = rows[rows.length - 1].id;
+    }
   }
 }

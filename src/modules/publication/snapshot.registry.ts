@@ -2,6 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Env } from 'src/common/access/context';
 
+/**
+ * Thrown by a contributor that cannot produce its part from committed state right now (compiler
+ * busy, invalid bundle, undeserializable row). Publication stays pending and is retried; the
+ * internal snapshot route answers 503 `snapshot_unavailable`.
+ */
+export class SnapshotUnavailableError extends Error {}
+
 export interface SnapshotWorkspace {
   id: string;
   env: Env;

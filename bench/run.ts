@@ -1,0 +1,207 @@
+/**
+ * `npm run bench`: internal key lookup and key listing under 64 concurrent connections, each beside
+ * a baseline measured in the same run (bench/baseline.ts: bare node http + the same pg pool and
+ * named statements). Needs the PostgreSQL and Redis of `npm test` (DATABASE_URL, REDIS_URL).
+ * Phases alternate baseline and control for BENCH_ROUNDS rounds (default 3) of BENCH_DURATION_S
+ * seconds (default 10); each row reports the median round, so a burst of load from elsewhere on
+ * the machine skews one round, not the result.
+ */
+import autocannon from 'autocannon';
+import Redis from 'ioredis';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Client } from 'pg';
+import { signServiceToken } from 'src/common/auth/service-token';
+import { loadConfig } from 'src/config/config';
+import { DevIdentity } from 'src/modules/identity/dev-identity';
+
+const BASE_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP_S = 3;
+const CONNECTIONS = 64;
+const POOL_SIZE = 10;
+const LOOKUP_KEYS = 200;
+const LISTED_KEYS = 20;
+const APP_PORT = 3900;
+const BASELINE_PORT = 3901;
+const SECRET = randomBytes(32).toString('hex');
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+async function admin(sql: string): Promise<void> {
+  const client = new Client({ connectionString: BASE_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function start(script: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['-r', '@swc-node/register', script], {
+    env: { ...process.env, NODE_PATH: '.', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function waitFor(url: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(url)).status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+async function call(url: string, init: RequestInit & { expect: number }): Promise<any> {
+  const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } });
+  if (res.status !== init.expect) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+interface Measure {
+  name: string;
+  rps: number;
+  /** Server CPU time per request: what the server costs, whatever else runs on the machine. */
+  cpuUs: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function load(name: string, server: ChildProcess, base: string, paths: string[], headers: Record<string, string>, duration: number): Promise<Measure> {
+  let i = 0;
+  const cpuBefore = cpuSeconds(server.pid!);
+  const result = await autocannon({
+    url: base,
+    connections: CONNECTIONS,
+    duration,
+    headers,
+    requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: paths[i++ % paths.length] }) }],
+  });
+  const cpuUs = ((cpuSeconds(server.pid!) - cpuBefore) * 1e6) / Math.max(1, result.requests.total);
+  return { name, rps: result.requests.average, cpuUs, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+async function main(): Promise<void> {
+  const database = `bench_${randomBytes(6).toString('hex')}`;
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${database}`);
+  const url = new URL(BASE_DATABASE_URL);
+  url.pathname = `/${database}`;
+  const appUrl = `http://127.0.0.1:${APP_PORT}`;
+  const env = {
+    PORT: String(APP_PORT),
+    HOST: '127.0.0.1',
+    DATABASE_URL: url.toString(),
+    DATABASE_POOL_SIZE: String(POOL_SIZE),
+    REDIS_URL,
+    REDIS_PREFIX: prefix,
+    SERVICE_JWT_SECRET: SECRET,
+    DEV_IDENTITY: '1',
+    PUBLIC_URL: appUrl,
+    IDENTITY_ISSUER: `${appUrl}/dev-identity`,
+    LOG_LEVEL: 'warn',
+  };
+  const children: ChildProcess[] = [];
+  const redis = new Redis(REDIS_URL);
+  try {
+    const app = start('src/main.ts', env);
+    children.push(app);
+    await waitFor(`${appUrl}/healthz`);
+    const baseline = start('bench/baseline.ts', { DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: String(POOL_SIZE), PORT: String(BASELINE_PORT) });
+    children.push(baseline);
+    const baseUrl = `http://127.0.0.1:${BASELINE_PORT}`;
+    await waitFor(baseUrl);
+
+    // Seed through the API: one workspace with the looked-up keys, one with a typical list.
+    const session = await new DevIdentity(loadConfig(env)).token('bench-operator', 'bench@example.com', 3600);
+    const auth = { Authorization: `Bearer ${session}` };
+    const me = await call(`${appUrl}/api/v1/me`, { headers: auth, expect: 200 });
+    const lookupWs = me.default_workspace_id as string;
+    const listWs = (await call(`${appUrl}/api/v1/workspaces`, { method: 'POST', headers: auth, body: JSON.stringify({ org_id: me.workspaces[0].org_id, slug: 'listed' }), expect: 201 })).id as string;
+    const hashes: string[] = [];
+    for (let i = 0; i < LOOKUP_KEYS; i++) {
+      const key = await call(`${appUrl}/api/v1/workspaces/${lookupWs}/keys`, { method: 'POST', headers: auth, body: JSON.stringify({ agent_id: `agent-${i}`, rpm: 600 }), expect: 201 });
+      hashes.push(sha256(key.plaintext));
+    }
+    for (let i = 0; i < LISTED_KEYS; i++) {
+      await call(`${appUrl}/api/v1/workspaces/${listWs}/keys`, { method: 'POST', headers: auth, body: JSON.stringify({ agent_id: `listed-${i}` }), expect: 201 });
+    }
+    const held = await redis.exists(...hashes.map((h) => `${prefix}:key:${h}`));
+    if (held !== hashes.length) throw new Error(`hot path holds ${held} of ${hashes.length} keys`);
+
+    const phases: [string, ChildProcess, string, string[], () => Promise<Record<string, string>>][] = [
+      ['key lookup: baseline (node http + pg)', baseline, baseUrl, hashes.map((h) => `/keys/${h}`), async () => ({})],
+      ['key lookup: control GET /internal/v1/keys/{hash}', app, appUrl, hashes.map((h) => `/internal/v1/keys/${h}`), async () => ({ Authorization: `Bearer ${await signServiceToken(SECRET, 'gateway', 'control', 300)}` })],
+      ['framework floor: control GET /healthz (no I/O)', app, appUrl, ['/healthz'], async () => ({})],
+      ['key list: baseline (node http + pg)', baseline, baseUrl, [`/workspaces/${listWs}/keys`], async () => ({})],
+      ['key list: control GET /api/v1/workspaces/{ws}/keys', app, appUrl, [`/api/v1/workspaces/${listWs}/keys`], async () => auth],
+    ];
+    const rounds: Measure[][] = phases.map(() => []);
+    for (const [name, server, base, paths, headers] of phases) await load(name, server, base, paths, await headers(), WARMUP_S);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [index, [name, server, base, paths, headers]] of phases.entries()) {
+        const measured = await load(name, server, base, paths, await headers(), DURATION_S);
+        process.stderr.write(`round ${round + 1}, ${name}: ${Math.round(measured.rps)} req/s, p99 ${measured.p99} ms, ${Math.round(measured.cpuUs)} us CPU/req\n`);
+        rounds[index].push(measured);
+      }
+    }
+    const results = rounds.map((list) => [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)]);
+
+    const [lookupBase, lookupApp, floor, listBase, listApp] = results;
+    const pct = (a: number, b: number) => `${Math.round((a / b) * 100)}%`;
+    const row = (m: Measure, base?: Measure) =>
+      `| ${m.name} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${base ? pct(m.rps, base.rps) : '100%'} | ${Math.round(m.cpuUs)} | ${base ? pct(base.cpuUs, m.cpuUs) : '100%'} | ${m.non2xx + m.errors} |`;
+    const lines = [
+      `${new Date().toISOString()}, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${DURATION_S} s per phase (after ${WARMUP_S} s warm-up), pg pool ${POOL_SIZE}, node ${process.version}`,
+      '',
+      '| Phase | req/s | p50 ms | p99 ms | req/s of baseline | server CPU us/req | CPU efficiency of baseline | non-2xx + errors |',
+      '|---|---|---|---|---|---|---|---|',
+      row(lookupBase),
+      row(lookupApp, lookupBase),
+      row(floor, lookupBase),
+      row(listBase),
+      row(listApp, listBase),
+      '',
+      `Key lookup target (>= 60% of baseline, p99 < 25 ms): ${lookupApp.rps >= 0.6 * lookupBase.rps && lookupApp.p99 < 25 ? 'met' : 'NOT met'}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await Promise.all(
+      children.map((child) => {
+        const exited = new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
+        child.kill('SIGTERM');
+        return Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      }),
+    );
+    let cursor = '0';
+    do {
+      const [next, names] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (names.length > 0) await redis.del(...names);
+      cursor = next;
+    } while (cursor !== '0');
+    redis.disconnect();
+    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

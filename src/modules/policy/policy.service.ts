@@ -1,0 +1,236 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Env, WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
+import { ApiError, conflict } from 'src/common/http/errors';
+import { newId } from 'src/common/ids/ids';
+import { formatTime, formatTimeRequired } from 'src/common/time/time';
+import { AuditService } from 'src/modules/audit/audit.service';
+import { CompileResult } from 'src/modules/policy/diagnostics';
+import { DEFAULT_POLICY, defaultPolicyId, draftHash, PolicyDocument, PolicyState, toPolicyDocument } from 'src/modules/policy/dto/policy.document';
+import { PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
+import { PublicationService, toPublication } from 'src/modules/publication/publication.service';
+import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
+import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
+
+/** Thrown by publish when the draft does not compile: answered 422 with the policy document as the body. */
+export class PolicyRejectedError extends Error {
+  constructor(readonly document: PolicyDocument) {
+    super('policy draft did not compile');
+  }
+}
+
+export const PUBLICATION_STATE_UNAVAILABLE = 'workspace publication state is unavailable';
+
+interface StateRow {
+  snapshot_version: number;
+  published_version: number;
+  workspace_created_at: Date;
+  policy_id: string | null;
+  cedar_text: string | null;
+  draft_hash: string | null;
+  draft_updated_at: Date | null;
+  current_revision_id: string | null;
+  published_at: Date | null;
+  bundle_hash: string | null;
+  draft_published: boolean;
+}
+
+const STATE = `
+  SELECT w.snapshot_version, w.published_version, w.created_at AS workspace_created_at,
+         p.id AS policy_id, p.cedar_text, p.draft_hash, p.draft_updated_at, p.current_revision_id,
+         r.published_at, r.bundle_hash,
+         EXISTS (SELECT 1 FROM policy_revisions v WHERE v.workspace_id = w.id AND v.draft_hash = p.draft_hash) AS draft_published
+  FROM workspaces w
+  LEFT JOIN policies p ON p.workspace_id = w.id
+  LEFT JOIN policy_revisions r ON r.workspace_id = w.id AND r.id = p.current_revision_id
+  WHERE w.id = $1`;
+
+const CURRENT_REVISION = `
+  SELECT r.id, r.cedar_text, r.bundle_hash, r.entities, r.published_at
+  FROM policies p JOIN policy_revisions r ON r.workspace_id = p.workspace_id AND r.id = p.current_revision_id
+  WHERE p.workspace_id = $1`;
+
+interface RevisionRow {
+  id: string;
+  cedar_text: string;
+  bundle_hash: string;
+  entities: unknown[];
+  published_at: Date;
+}
+
+/** The entity snapshot a revision freezes at publish time: the workspace entity every principal and resource descends from. */
+function entitySnapshot(workspaceId: string, env: Env) {
+  return [{ uid: { type: 'Gateway::Workspace', id: workspaceId }, attrs: { env }, parents: [] }];
+}
+
+/** `sha256:` over the compiled bundle: the source plus the entity snapshot, as canonical JSON. */
+function bundleHash(cedarText: string, entities: unknown): string {
+  return sha256Tagged(canonicalJson({ cedar_text: cedarText, entities }));
+}
+
+/**
+ * The authorization policy: one draft per workspace (the default until one is stored), compiled
+ * by the shared seam, published in three phases into immutable revisions.
+ */
+@Injectable()
+export class PolicyService implements OnModuleInit {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly access: WorkspaceAccess,
+    private readonly audit: AuditService,
+    private readonly publications: PublicationService,
+    private readonly compiler: PolicyCompiler,
+    private readonly snapshots: SnapshotRegistry,
+    private readonly overviews: OverviewRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    this.snapshots.register('policy', (manager, ws) => this.snapshotPart(manager, ws.id));
+    this.overviews.register('policy', async (dataSource, workspaceId) => {
+      const [row]: RevisionRow[] = await dataSource.query(CURRENT_REVISION, [workspaceId]);
+      if (!row) return { published: false, revision_id: null, published_at: null, bundle_hash: null };
+      return { published: true, revision_id: row.id, published_at: formatTime(row.published_at), bundle_hash: row.bundle_hash };
+    });
+  }
+
+  async get(ws: WorkspaceContext) {
+    return toPolicyDocument(await this.readState(this.dataSource.manager, ws.id));
+  }
+
+  async storeDraft(ctx: WorkspaceContext, cedarText: string) {
+    return this.access.mutate(ctx, async (tx, ws) => {
+      const [row]: { id: string }[] = await tx.manager.query(
+        `INSERT INTO policies (workspace_id, id, cedar_text, draft_hash, draft_updated_at) VALUES ($1, $2, $3, $4, clock_timestamp())
+         ON CONFLICT (workspace_id) DO UPDATE SET cedar_text = EXCLUDED.cedar_text, draft_hash = EXCLUDED.draft_hash, draft_updated_at = EXCLUDED.draft_updated_at
+         RETURNING id`,
+        [ws.id, newId('pol'), cedarText, draftHash(cedarText)],
+      );
+      await this.audit.record(tx, { workspaceId: ws.id, actor: ws.operator, action: 'policy.draft.store', target: row.id, detail: { policy_id: row.id } });
+      return toPolicyDocument(await this.readState(tx.manager, ws.id));
+    });
+  }
+
+  /** Compiles the stored draft; writes nothing, and an invalid draft is still an answer. */
+  async test(ws: WorkspaceContext) {
+    const state = await this.readState(this.dataSource.manager, ws.id);
+    return toPolicyDocument(state, await this.compile(state.cedarText));
+  }
+
+  /**
+   * Three phases: (1) read the draft and revision and close that read; (2) compile with no
+   * transaction or lock held; (3) lock the workspace and policy, re-check that nothing moved, and
+   * write the revision, the snapshot staging and the audit row together. Any change is a 409 with
+   * no writes.
+   */
+  async publish(ctx: WorkspaceContext, expectedDraftHash: string, expectedRevisionId: string | null) {
+    const seen = await this.readState(this.dataSource.manager, ctx.id);
+    if (seen.draftHash !== expectedDraftHash) throw conflict('policy draft changed');
+    if (seen.currentRevisionId !== expectedRevisionId) throw conflict('policy revision changed');
+
+    const compiled = await this.compile(seen.cedarText);
+    if (!compiled.valid) throw new PolicyRejectedError(toPolicyDocument(seen, compiled));
+
+    const published = await this.access.mutate(ctx, async (tx, ws) => {
+      await this.recheck(tx.manager, ws.id, seen);
+      const policyId = seen.stored ? seen.policyId : newId('pol');
+      if (!seen.stored) {
+        await tx.manager.query(`INSERT INTO policies (workspace_id, id, cedar_text, draft_hash, draft_updated_at) VALUES ($1, $2, $3, $4, $5)`, [
+          ws.id,
+          policyId,
+          seen.cedarText,
+          seen.draftHash,
+          seen.draftUpdatedAt,
+        ]);
+      }
+      const revisionId = newId('rev');
+      const entities = entitySnapshot(ws.id, ws.env);
+      const hash = bundleHash(seen.cedarText, entities);
+      const [revision]: { published_at: Date }[] = await tx.manager.query(
+        `INSERT INTO policy_revisions (id, workspace_id, policy_id, cedar_text, draft_hash, bundle_hash, entities, published_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING published_at`,
+        [revisionId, ws.id, policyId, seen.cedarText, seen.draftHash, hash, JSON.stringify(entities), ws.operator.userId],
+      );
+      await tx.manager.query(`UPDATE policies SET current_revision_id = $2 WHERE workspace_id = $1`, [ws.id, revisionId]);
+      const version = await this.publications.stage(tx, ws.id);
+      await this.audit.record(tx, {
+        workspaceId: ws.id,
+        actor: ws.operator,
+        action: 'policy.publish',
+        target: policyId,
+        detail: { policy_id: policyId, revision_id: revisionId, bundle_hash: hash, snapshot_version: version },
+      });
+      return { policyId, revisionId, publishedAt: revision.published_at, version };
+    });
+    // After commit (and the publication attempt that follows it): how far the staged snapshot got.
+    const [counters]: { published_version: number }[] = await this.dataSource.query(`SELECT published_version FROM workspaces WHERE id = $1`, [ctx.id]);
+    return {
+      schema_version: 1,
+      policy_id: published.policyId,
+      revision_id: published.revisionId,
+      draft_hash: seen.draftHash,
+      published_at: formatTimeRequired(published.publishedAt),
+      publication: toPublication(published.version, counters.published_version),
+    };
+  }
+
+  /** Phase 3: under the workspace lock, the policy row locked, the values phase 1 saw must all still hold. */
+  private async recheck(manager: EntityManager, workspaceId: string, seen: PolicyState): Promise<void> {
+    const rows: { id: string; draft_hash: string; current_revision_id: string | null }[] = await manager.query(
+      `SELECT id, draft_hash, current_revision_id FROM policies WHERE workspace_id = $1 FOR UPDATE`,
+      [workspaceId],
+    );
+    const now = rows[0];
+    if (!now && !seen.stored) return;
+    if (!now || !seen.stored || now.id !== seen.policyId || now.draft_hash !== seen.draftHash) throw conflict('policy draft changed');
+    if (now.current_revision_id !== seen.currentRevisionId) throw conflict('policy revision changed');
+  }
+
+  private async compile(source: string): Promise<CompileResult> {
+    try {
+      return await this.compiler.compile(source);
+    } catch (error) {
+      if (error instanceof PolicyCompilerError) throw new ApiError(503, error.reason);
+      throw error;
+    }
+  }
+
+  /** The snapshot's `policy` part: the current revision, recompiled through the seam so only a valid bundle ships. */
+  private async snapshotPart(manager: EntityManager, workspaceId: string) {
+    const [row]: RevisionRow[] = await manager.query(CURRENT_REVISION, [workspaceId]);
+    if (!row) return null;
+    let compiled: CompileResult;
+    try {
+      compiled = await this.compiler.compile(row.cedar_text);
+    } catch (error) {
+      if (error instanceof PolicyCompilerError) throw new SnapshotUnavailableError(error.reason);
+      throw error;
+    }
+    if (!compiled.valid || bundleHash(row.cedar_text, row.entities) !== row.bundle_hash) {
+      throw new SnapshotUnavailableError('policy bundle does not compile');
+    }
+    return { revision_id: row.id, bundle_hash: row.bundle_hash, cedar_text: row.cedar_text, entities: row.entities };
+  }
+
+  /** Draft, current revision and publication counters in one statement; 500 when the counters cannot be read. */
+  private async readState(manager: EntityManager, workspaceId: string): Promise<PolicyState> {
+    const [row]: StateRow[] = await manager.query(STATE, [workspaceId]);
+    if (!row || !(row.snapshot_version >= 1)) throw new ApiError(500, PUBLICATION_STATE_UNAVAILABLE);
+    const stored = row.policy_id !== null;
+    return {
+      workspaceId,
+      stored,
+      policyId: row.policy_id ?? defaultPolicyId(workspaceId),
+      cedarText: row.cedar_text ?? DEFAULT_POLICY,
+      draftHash: row.draft_hash ?? draftHash(DEFAULT_POLICY),
+      draftUpdatedAt: row.draft_updated_at ?? row.workspace_created_at,
+      currentRevisionId: row.current_revision_id,
+      publishedAt: row.published_at,
+      publishedHash: row.bundle_hash,
+      draftPublished: row.draft_published,
+      snapshotVersion: row.snapshot_version,
+      publishedVersion: row.published_version,
+    };
+  }
+}
