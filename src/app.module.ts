@@ -18,6 +18,7 @@ import { KeysModule } from 'src/modules/keys/keys.module';
 import { ModelProvidersModule } from 'src/modules/model-providers/model-providers.module';
 import { PolicyModule } from 'src/modules/policy/policy.module';
 import { PublicationModule } from 'src/modules/publication/publication.module';
+import { WorkersModule } from 'src/modules/workers/workers.module';
 import { ReceiptsModule } from 'src/modules/receipts/receipts.module';
 import { RoutingModule } from 'src/modules/routing/routing.module';
 import { StreamsModule } from 'src/modules/streams/streams.module';
@@ -26,7 +27,7 @@ import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module';
 
 /** Every domain module; infrastructure first. */
-export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, KeysModule, InternalModule, ApprovalsModule, PolicyModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule];
+export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, KeysModule, InternalModule, ApprovalsModule, WorkersModule, PolicyModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule];
 
 @Global()
 @Module({})

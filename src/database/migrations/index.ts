@@ -5,7 +5,8 @@ import { Keys1763769601000 } from 'src/database/migrations/1763769601000-keys';
 import { ReadModels1763769604000 } from 'src/database/migrations/1763769604000-read-models';
 import { Connections1763769605000 } from 'src/database/migrations/1763769605000-connections';
 import { ModelProviders1763769606000 } from 'src/database/migrations/1763769606000-model-providers';
+import { Workers1763769607000 } from 'src/database/migrations/1763769607000-workers';
 import { Webhooks1763769608000 } from 'src/database/migrations/1763769608000-webhooks';
 
 /** Every migration, in order. A new migration is added here (explicit, so bundling never loses one). */
-export const MIGRATIONS = [Foundation1763769600000, Keys1763769601000, Policy1763769602000, Approvals1763769603000, ReadModels1763769604000, Connections1763769605000, ModelProviders1763769606000, Webhooks1763769608000];
+export const MIGRATIONS = [Foundation1763769600000, Keys1763769601000, Policy1763769602000, Approvals1763769603000, ReadModels1763769604000, Connections1763769605000, ModelProviders1763769606000, Workers1763769607000, Webhooks1763769608000];

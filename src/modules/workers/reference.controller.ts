@@ -1,0 +1,51 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { IsIn, IsOptional } from 'class-validator';
+import { Action, Authenticated } from 'src/common/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { ReferenceService } from 'src/modules/workers/reference.service';
+import { TEMPLATE_CLASSES } from 'src/modules/workers/workers.data';
+
+class TemplatesQuery {
+  @IsOptional() @IsIn(TEMPLATE_CLASSES) category?: string;
+}
+
+@Controller('api/v1')
+export class ReferenceController {
+  constructor(private readonly reference: ReferenceService) {}
+
+  @Get('worker-templates')
+  @Authenticated()
+  templates(@Query() q: TemplatesQuery) {
+    return this.reference.templates(q.category);
+  }
+
+  @Get('workspaces/:ws/worker-environments')
+  @Action('agentops.read')
+  environments(@Workspace() ws: WorkspaceContext) {
+    return this.reference.environments(ws);
+  }
+
+  @Get('workspaces/:ws/workers-entitlements')
+  @Action('agentops.read')
+  entitlements(@Workspace() ws: WorkspaceContext) {
+    return this.reference.entitlementsDocument(ws);
+  }
+
+  @Get('workspaces/:ws/permission-presets')
+  @Action('agentops.read')
+  presets(@Workspace() ws: WorkspaceContext) {
+    return this.reference.permissionPresets(ws);
+  }
+
+  @Get('workspaces/:ws/execution-modes')
+  @Action('agentops.read')
+  modes(@Workspace() ws: WorkspaceContext) {
+    return this.reference.executionModes(ws);
+  }
+
+  @Get('workspaces/:ws/workers-doctor')
+  @Action('agentops.read')
+  doctor(@Workspace() ws: WorkspaceContext) {
+    return this.reference.doctor(ws);
+  }
+}

@@ -1,0 +1,114 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { WorkspaceContext } from 'src/common/access/context';
+import { formatTimeRequired } from 'src/common/time/time';
+import { REDIS } from 'src/database/redis.module';
+import { ACTIVE_RUN_STATES, classAvailability, EntitlementsService } from 'src/modules/workers/entitlements.service';
+import { OrchestratorClient } from 'src/modules/workers/orchestrator.client';
+import { PresetsService } from 'src/modules/workers/presets.service';
+import { capabilitiesFor } from 'src/modules/workers/workers.common';
+import { ENVIRONMENT_CLASSES, EXECUTION_MODES, RUNNABLE_CLASSES, Template, TEMPLATES } from 'src/modules/workers/workers.data';
+
+export function toTemplateEntry(template: Template) {
+  const gated = RUNNABLE_CLASSES.has(template.environment_class) ? [] : [template.environment_class];
+  return {
+    template: { schema_version: 1, ...template },
+    availability: {
+      status: gated.length === 0 ? 'available' : 'gated',
+      reason: gated.length === 0 ? null : 'this deployment has no runtime for the environment class this template needs',
+      gated_by_environment_classes: gated,
+    },
+  };
+}
+
+/** The read-only Workers documents: templates, environments, entitlements, presets, modes, doctor. */
+@Injectable()
+export class ReferenceService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly entitlements: EntitlementsService,
+    private readonly presets: PresetsService,
+    private readonly orchestrator: OrchestratorClient,
+    @Inject(REDIS) private readonly redis: Redis | null,
+  ) {}
+
+  templates(category?: string) {
+    return { schema_version: 1, templates: TEMPLATES.filter((t) => category === undefined || t.environment_class === category).map(toTemplateEntry) };
+  }
+
+  async environments(ws: WorkspaceContext) {
+    const { plan } = await this.entitlements.plan(this.dataSource.manager, ws.id);
+    const active: { environment_class: string; count: number }[] = await this.dataSource.query(
+      `SELECT c AS environment_class, count(*)::int AS count FROM worker_runs r, unnest(r.environment_classes) c
+       WHERE r.workspace_id = $1 AND r.status = ANY($2) GROUP BY c`,
+      [ws.id, ACTIVE_RUN_STATES],
+    );
+    return {
+      schema_version: 1,
+      workspace_id: ws.id,
+      plan: plan.plan,
+      environments: ENVIRONMENT_CLASSES.map((c) => ({ ...classAvailability(plan, c), active_runs: active.find((a) => a.environment_class === c)?.count ?? 0 })),
+      capabilities: capabilitiesFor(ws),
+    };
+  }
+
+  entitlementsDocument(ws: WorkspaceContext) {
+    return this.entitlements.document(ws);
+  }
+
+  async permissionPresets(ws: WorkspaceContext) {
+    const presets = await this.presets.compileAll(ws.id);
+    return {
+      schema_version: 1,
+      workspace_id: ws.id,
+      presets: presets.map(({ policy_revision_id: _, ...preset }) => ({ schema_version: 1, workspace_id: ws.id, ...preset })),
+      capabilities: capabilitiesFor(ws),
+    };
+  }
+
+  executionModes(ws: WorkspaceContext) {
+    return { schema_version: 1, workspace_id: ws.id, modes: EXECUTION_MODES, capabilities: capabilitiesFor(ws) };
+  }
+
+  /** Each dependency of the Workers surface and its state, probed now. */
+  async doctor(ws: WorkspaceContext) {
+    const [database, redis, orchestrator, settings] = await Promise.all([
+      this.dataSource.query(`SELECT 1`).then(() => 'ok', () => 'unreachable'),
+      this.redis ? this.redis.ping().then(() => 'ok', () => 'unreachable') : Promise.resolve('not_configured'),
+      this.orchestrator.probe(),
+      this.dataSource.query(
+        `SELECT w.assistant_enabled,
+                (SELECT count(*)::int FROM virtual_keys k WHERE k.workspace_id = w.id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS passports
+         FROM workspaces w WHERE w.id = $1`,
+        [ws.id],
+      ) as Promise<{ assistant_enabled: boolean; passports: number }[]>,
+    ]);
+    const [row] = settings;
+    const check = (name: string, state: string, detail: string) => ({ name, state, detail });
+    const dependencies = [
+      check('database', database, database === 'ok' ? 'PostgreSQL answers' : 'PostgreSQL does not answer'),
+      check('hot_path', redis, redis === 'not_configured' ? 'REDIS_URL is unset; the in-process cache is used' : redis === 'ok' ? 'Redis answers' : 'Redis does not answer'),
+      check(
+        'orchestrator',
+        orchestrator,
+        {
+          ok: 'the orchestration service answers',
+          not_configured: 'ORCHESTRATOR_URL is unset; runs are refused',
+          unreachable: 'the orchestration service does not answer; runs are refused',
+          degraded: 'the orchestration service answers with an error',
+        }[orchestrator],
+      ),
+      check('assistant', row.assistant_enabled ? 'ok' : 'disabled', row.assistant_enabled ? 'worker drafting is enabled' : 'worker drafting is off; an operator enables it with the CLI'),
+      check('agent_passports', row.passports > 0 ? 'ok' : 'missing', `${row.passports} active virtual key(s) can serve as agent passports`),
+    ];
+    return {
+      schema_version: 1,
+      workspace_id: ws.id,
+      checked_at: formatTimeRequired(new Date()),
+      ok: dependencies.every((d) => d.state === 'ok'),
+      dependencies,
+      capabilities: capabilitiesFor(ws),
+    };
+  }
+}

@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { DraftsService } from 'src/modules/workers/drafts.service';
+import { EntitlementsService } from 'src/modules/workers/entitlements.service';
+import { OrchestratorClient } from 'src/modules/workers/orchestrator.client';
+import { PresetsService } from 'src/modules/workers/presets.service';
+import { RunsController } from 'src/modules/workers/runs.controller';
+import { RunsService } from 'src/modules/workers/runs.service';
+import { SessionProfilesService } from 'src/modules/workers/session-profiles.service';
+import { ReferenceController } from 'src/modules/workers/reference.controller';
+import { ReferenceService } from 'src/modules/workers/reference.service';
+import { WorkersController } from 'src/modules/workers/workers.controller';
+import { WorkersService } from 'src/modules/workers/workers.service';
+import { WorkflowsController } from 'src/modules/workers/workflows.controller';
+import { WorkflowsService } from 'src/modules/workers/workflows.service';
+
+@Module({
+  controllers: [ReferenceController, WorkersController, WorkflowsController, RunsController],
+  providers: [ReferenceService, WorkersService, DraftsService, WorkflowsService, RunsService, SessionProfilesService, EntitlementsService, PresetsService, OrchestratorClient],
+})
+export class WorkersModule {}
