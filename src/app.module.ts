@@ -9,6 +9,7 @@ import { RedisModule } from 'src/database/redis.module';
 import { ApprovalsModule } from 'src/modules/approvals/approvals.module';
 import { AuditModule } from 'src/modules/audit/audit.module';
 import { CatalogModule } from 'src/modules/catalog/catalog.module';
+import { DemoModule } from 'src/modules/demo/demo.module';
 import { ConnectionsModule } from 'src/modules/connections/connections.module';
 import { GatewayModule } from 'src/modules/gateway/gateway.module';
 import { HealthModule } from 'src/modules/health/health.module';
@@ -27,7 +28,7 @@ import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module';
 
 /** Every domain module; infrastructure first. */
-export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, KeysModule, InternalModule, ApprovalsModule, WorkersModule, PolicyModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule];
+export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, KeysModule, InternalModule, ApprovalsModule, WorkersModule, PolicyModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule, DemoModule];
 
 @Global()
 @Module({})

@@ -6,6 +6,7 @@ import { JsonLogger } from 'src/common/logging/json-logger';
 import { AppConfig } from 'src/config/config';
 import { startEmbeddedPostgres } from 'src/database/embedded';
 import { runMigrations } from 'src/database/migrate';
+import { setupOpenApi } from 'src/modules/openapi/openapi';
 
 /** Largest JSON body accepted (a 256 KiB policy source, escaped, fits). */
 export const BODY_LIMIT = '1mb';
@@ -32,5 +33,6 @@ export async function createApp(config: AppConfig, database: Database, options: 
   );
   app.useBodyParser('json', { limit: BODY_LIMIT });
   app.getHttpAdapter().getInstance().disable('x-powered-by');
+  await setupOpenApi(app);
   return app;
 }

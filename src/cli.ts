@@ -6,10 +6,12 @@ import { JsonLogger } from 'src/common/logging/json-logger';
 import { AppConfig, ConfigError, loadConfig } from 'src/config/config';
 import { openDatabase } from 'src/bootstrap';
 import { runMigrations } from 'src/database/migrate';
+import { demoReport } from 'src/modules/demo/demo-report';
+import { DemoSeeder } from 'src/modules/demo/demo.seeder';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
-const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | migration:run>';
+const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | demo:seed [--workspace ws_id] | migration:run>';
 
 class CliError extends Error {}
 
@@ -73,6 +75,10 @@ async function run(argv: string[]): Promise<string> {
       const ttl = values.ttl === undefined ? 3600 : Number(values.ttl);
       if (!Number.isInteger(ttl) || ttl < 1) throw new CliError('--ttl must be a positive whole number of seconds');
       return new DevIdentity(config).token(values.sub, values.email, ttl);
+    }
+    case 'demo:seed': {
+      const { values } = parseArgs({ args: rest, options: { workspace: { type: 'string' } }, strict: true });
+      return withApp(config, async (get) => demoReport(await get(DemoSeeder).seed(values.workspace), config));
     }
     default:
       throw new CliError(USAGE);

@@ -3,6 +3,7 @@
  * (CONTRACT.md 4.3 and 5). A real HTTP server on 127.0.0.1 with an ephemeral port.
  *
  *   const gw = await GatewayEmulator.start();          // verifies tokens signed with test/support/app's SERVICE_SECRET
+ *   GatewayEmulator.start(secret, 8080)                // another secret, a fixed port (`npm run emulator`)
  *   const t = await startTestApp({ GATEWAY_URL: gw.url });
  *   gw.calls                                           // every request, in order: { path, body, status }
  *   gw.callsTo('/internal/v1/credentials/seal')        // the same, for one path
@@ -53,10 +54,10 @@ export class GatewayEmulator {
 
   private constructor(private readonly secret: string) {}
 
-  static async start(secret = DEFAULT_SECRET): Promise<GatewayEmulator> {
+  static async start(secret = DEFAULT_SECRET, port = 0): Promise<GatewayEmulator> {
     const gw = new GatewayEmulator(secret);
     gw.server = createServer((req, res) => void gw.handle(req, res));
-    await new Promise<void>((resolve) => gw.server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => gw.server.listen(port, '127.0.0.1', resolve));
     gw.url = `http://127.0.0.1:${(gw.server.address() as AddressInfo).port}`;
     return gw;
   }

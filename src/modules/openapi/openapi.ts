@@ -1,0 +1,215 @@
+import { INestApplication, RequestMethod, Type } from '@nestjs/common';
+import { HTTP_CODE_METADATA, METHOD_METADATA, MODULE_METADATA, PATH_METADATA, REDIRECT_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { DOMAIN_MODULES } from 'src/app.module';
+import { FROZEN_ALLOWED } from 'src/common/access/actions';
+import { Access, ACCESS_KEY } from 'src/common/access/decorators';
+import metadata from 'src/modules/openapi/metadata';
+
+/** Swagger UI; the document is at `{OPENAPI_PATH}/openapi.json`. Served outside the controllers, so the access guard never sees them. */
+export const OPENAPI_PATH = 'api/docs';
+
+/** What the document says about one handler, read from its declarations. */
+interface Route {
+  method: string;
+  path: string;
+  access: Access;
+  success: number;
+  body: boolean;
+  query: boolean;
+}
+
+/** Statuses a handler answers that its declarations do not show: a success status it sets itself, or a route-level refusal. */
+const EXTRA_RESPONSES: Record<string, Record<number, 'Created' | keyof typeof ERROR_RESPONSES>> = {
+  'post /internal/v1/workspaces/{ws}/approvals': { 201: 'Created' },
+  'post /internal/v1/workspaces/{ws}/webhook-evidence': { 201: 'Created' },
+  'get /dev-identity/.well-known/jwks.json': { 404: 'DevIdentityOff' },
+};
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: object) => ({ 'application/json': { schema } });
+
+const ERROR_SCHEMAS: Record<string, SchemaObject> = {
+  Detail: {
+    type: 'object',
+    required: ['detail'],
+    properties: { detail: { type: 'string' } },
+    description: 'Most errors: `{detail: "message"}` with the exact message of the specification.',
+  },
+  ValidationError: {
+    type: 'object',
+    required: ['detail'],
+    properties: {
+      detail: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['loc', 'msg', 'type'],
+          properties: {
+            loc: { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] } },
+            msg: { type: 'string' },
+            type: { type: 'string', description: 'pydantic vocabulary: missing, extra_forbidden, string_too_long, ...' },
+          },
+        },
+      },
+    },
+    description: 'Validation failures (422): one entry per failing field.',
+  },
+  ServiceError: {
+    type: 'object',
+    required: ['error'],
+    properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } },
+    description: 'Service failures: `{error: {code, message}}` (e.g. `upstream_error`, `internal_error`, `policy_compiler_busy`).',
+  },
+};
+
+function controllersOf(modules: Type[]): Type[] {
+  return modules.flatMap((m) => (Reflect.getMetadata(MODULE_METADATA.CONTROLLERS, m) as Type[] | undefined) ?? []);
+}
+
+/** Every handler of the application with what it declares. */
+export function routes(): Route[] {
+  const out: Route[] = [];
+  for (const controller of controllersOf(DOMAIN_MODULES as Type[])) {
+    const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
+    for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+      const handler = controller.prototype[name];
+      if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number].toLowerCase();
+      const path = `/${[base, String(Reflect.getMetadata(PATH_METADATA, handler))].filter((p) => p && p !== '/').join('/')}`
+        .replace(/\/+/g, '/')
+        .replace(/:(\w+)/g, '{$1}');
+      const args = Object.keys((Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) as object | undefined) ?? {});
+      const has = (type: RouteParamtypes) => args.some((key) => key.split(':')[0] === String(type));
+      const redirect = Reflect.getMetadata(REDIRECT_METADATA, handler) !== undefined;
+      out.push({
+        method,
+        path,
+        access: (Reflect.getMetadata(ACCESS_KEY, handler) ?? Reflect.getMetadata(ACCESS_KEY, controller)) as Access,
+        success: redirect ? 302 : ((Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? (method === 'post' ? 201 : 200)),
+        body: has(RouteParamtypes.BODY),
+        query: has(RouteParamtypes.QUERY),
+      });
+    }
+  }
+  return out;
+}
+
+/** Error responses shared by many operations (`#/components/responses/...`). */
+const ERROR_RESPONSES: Record<string, [string, string]> = {
+  Malformed: ['Malformed JSON body, or a refusal the route documents', 'Detail'],
+  Refused: ['Refused (see the route documentation)', 'Detail'],
+  SessionRejected: ['Session required, or not accepted', 'Detail'],
+  ServiceTokenRejected: ['Service token not accepted', 'Detail'],
+  Forbidden: ["Action not permitted for the caller's role", 'Detail'],
+  NotFound: ['Workspace not found (also for a non-member), or the resource is not in it', 'Detail'],
+  Conflict: ['Workspace is frozen, or a conflict the route documents', 'Detail'],
+  TooLarge: ['Request body too large', 'Detail'],
+  Invalid: ['Validation failure', 'ValidationError'],
+  Internal: ['Internal error', 'ServiceError'],
+  IdentityUnconfigured: ['Dashboard identity is not configured', 'Detail'],
+  ServiceAuthUnconfigured: ['Service authentication is not configured', 'Detail'],
+  DevIdentityOff: ['The development issuer is off (DEV_IDENTITY is not 1)', 'Detail'],
+};
+const error = (name: keyof typeof ERROR_RESPONSES) => ({ $ref: `#/components/responses/${name}` });
+
+/** The responses a route's declarations promise: its success, then the errors of its access kind, body and query. */
+function responses(route: Route): Record<string, ResponseObject | ReferenceObject> {
+  const out: Record<string, ResponseObject | ReferenceObject> = {};
+  if (route.success === 204) out[204] = { description: 'No content' };
+  else if (route.success === 302) out[302] = { description: 'Redirect (Location header)' };
+  else out[route.success] = { description: 'Success', content: json({}) };
+  if (route.success === 302) out[400] = error('Refused');
+  if (route.body) {
+    out[400] = error('Malformed');
+    out[413] = error('TooLarge');
+  }
+  if (route.body || route.query) out[422] = error('Invalid');
+  const kind = route.access.kind;
+  if (kind === 'internal') {
+    out[401] = error('ServiceTokenRejected');
+    out[503] = error('ServiceAuthUnconfigured');
+  }
+  if (kind === 'session' || kind === 'workspace') {
+    out[401] = error('SessionRejected');
+    out[503] = error('IdentityUnconfigured');
+  }
+  if (route.access.kind === 'workspace') {
+    out[403] = error('Forbidden');
+    out[404] = error('NotFound');
+    if (!FROZEN_ALLOWED.has(route.access.action)) out[409] = error('Conflict');
+  }
+  out[500] = error('Internal');
+  for (const [status, name] of Object.entries(EXTRA_RESPONSES[`${route.method} ${route.path}`] ?? {})) {
+    out[status] = name === 'Created' ? { description: 'Created', content: json({}) } : error(name);
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => Number(a) - Number(b)));
+}
+
+/** OpenAPI 3.1 has no `nullable`: `{type: T, nullable: true}` becomes `{type: [T, "null"]}`, anything else `anyOf` with null. */
+function withoutNullable(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNullable);
+  if (value === null || typeof value !== 'object') return value;
+  const { nullable, ...rest } = value as Record<string, unknown>;
+  const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, withoutNullable(v)]));
+  if (nullable !== true) return out;
+  if (typeof out.type === 'string') return { ...out, type: [out.type, 'null'] };
+  return { anyOf: [out, { type: 'null' }] };
+}
+
+/** Responses, security and the caller's access for every operation, from the handlers' declarations. */
+function annotate(document: OpenAPIObject): void {
+  for (const route of routes()) {
+    const operation = document.paths[route.path]?.[route.method as 'get'];
+    if (!operation) throw new Error(`route missing from the OpenAPI document: ${route.method.toUpperCase()} ${route.path}`);
+    operation.responses = responses(route);
+    // Workspace routes read `ws` through the access guard, not a @Param, so Swagger does not see it.
+    const declared = new Set((operation.parameters ?? []).map((p) => ('name' in p ? p.name : '')));
+    for (const [, name] of route.path.matchAll(/\{(\w+)\}/g)) {
+      if (!declared.has(name)) operation.parameters = [...(operation.parameters ?? []), { name, in: 'path', required: true, schema: { type: 'string' } }];
+    }
+    const kind = route.access.kind;
+    operation.security = kind === 'public' ? [] : [{ [kind === 'internal' ? 'service' : 'session']: [] }];
+    const who = kind === 'workspace' ? `action \`${route.access.action}\`` : kind === 'internal' ? 'gateway service JWT' : kind === 'session' ? 'any operator session' : 'open';
+    operation.description = [operation.description, `Access: ${who}.`].filter(Boolean).join('\n\n');
+  }
+  document.components = {
+    ...document.components,
+    schemas: { ...document.components?.schemas, ...ERROR_SCHEMAS },
+    responses: Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([name, [description, schema]]) => [name, { description, content: json(ref(schema)) }])),
+  };
+}
+
+/**
+ * The OpenAPI 3.1 document of the whole API, built from the controllers, the DTOs (through the
+ * committed plugin metadata) and the access declarations. Call `loadOpenApiMetadata` first.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
+    .setTitle('Agent gateway control plane')
+    .setDescription(
+      'Operator API (`/api/v1`, operator session tokens) and the gateway-facing API (`/internal/v1`, service JWTs). ' +
+        'Exact messages, business rules and snapshot contents: the guides under `docs/` in the repository.',
+    )
+    .setVersion('1')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'RS256 operator session token from IDENTITY_ISSUER' }, 'session')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'HS256 service JWT (iss gateway, aud control)' }, 'service')
+    .build();
+  const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (controller, method) => `${controller}_${method}` });
+  annotate(document);
+  return withoutNullable(document) as OpenAPIObject;
+}
+
+/** The DTO metadata of `metadata.ts` (what the Swagger compiler plugin would have emitted). */
+export function loadOpenApiMetadata(): Promise<void> {
+  return SwaggerModule.loadPluginMetadata(metadata);
+}
+
+/** Serves Swagger UI at /api/docs and the document at /api/docs/openapi.json; the document is built on first use. */
+export async function setupOpenApi(app: INestApplication): Promise<void> {
+  await loadOpenApiMetadata();
+  SwaggerModule.setup(OPENAPI_PATH, app, () => buildOpenApiDocument(app), { jsonDocumentUrl: `${OPENAPI_PATH}/openapi.json`, raw: ['json'] });
+}

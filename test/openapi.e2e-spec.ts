@@ -1,0 +1,115 @@
+import { Validator } from '@cfworker/json-schema';
+import { readFileSync } from 'node:fs';
+import { signServiceToken } from 'src/common/auth/service-token';
+import { routes } from 'src/modules/openapi/openapi';
+import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
+
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, { $ref?: string; content?: Record<string, { schema: object }> }>; requestBody?: unknown }>>;
+  components: { schemas: Record<string, object>; responses: Record<string, { content?: Record<string, { schema: object }> }> };
+};
+type Operation = { method: string; path: string; op: Doc['paths'][string][string] };
+
+const CHECKED_IN: Doc = JSON.parse(readFileSync('docs/openapi.json', 'utf8'));
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+function operations(doc: Doc): Operation[] {
+  return Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => ({ method, path, op: item[method] })));
+}
+
+/** The JSON Schema of a documented response (its `$ref`s resolved against the document's components), or undefined when the status is not documented. */
+function responseSchema(doc: Doc, op: Operation['op'], status: number): object | null | undefined {
+  let response = op.responses[String(status)];
+  if (!response) return undefined;
+  if (response.$ref) response = doc.components.responses[response.$ref.split('/').pop()!];
+  const schema = response.content?.['application/json']?.schema;
+  if (!schema) return null;
+  return JSON.parse(JSON.stringify({ ...schema, $defs: doc.components.schemas }).replaceAll('#/components/schemas/', '#/$defs/'));
+}
+
+describe('OpenAPI document (/api/docs)', () => {
+  let t: TestApp;
+  let owner: Operator;
+  let stranger: Operator;
+  let served: Doc;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    owner = await t.signIn();
+    stranger = await t.signIn();
+    served = (await t.http().get('/api/docs/openapi.json').expect(200).expect('Content-Type', /json/)).body;
+  });
+  afterAll(() => t.close());
+
+  it('serves the checked-in docs/openapi.json, without a session (regenerate with `npm run openapi`)', () => {
+    expect(served).toEqual(CHECKED_IN);
+  });
+
+  it('serves Swagger UI without a session', async () => {
+    const res = await t.http().get('/api/docs').redirects(1).expect(200);
+    expect(res.text).toContain('swagger-ui');
+  });
+
+  it('is OpenAPI 3.1 and documents exactly the routes the application serves', () => {
+    expect(served).toMatchObject({ openapi: '3.1.0', info: { title: 'Agent gateway control plane' } });
+    const documented = operations(served).map((o) => `${o.method} ${o.path}`).sort();
+    expect(documented).toEqual(routes().map((r) => `${r.method} ${r.path}`).sort());
+  });
+
+  it('every schema in the document is valid JSON Schema 2020-12', () => {
+    for (const [name, schema] of Object.entries(served.components.schemas)) {
+      expect(() => new Validator({ ...schema, $defs: served.components.schemas } as object, '2020-12').validate({})).not.toThrow();
+      expect(name).toMatch(/^\w+$/);
+    }
+  });
+
+  describe('every operation answers the generic probes with a documented status and body', () => {
+    /** Sends one request and checks its status is documented and its body conforms; returns the status. */
+    const probe = async (o: Operation, path: string, headers: Record<string, string>, body?: object): Promise<number> => {
+      let req = t.http()[o.method as 'get'](path).set(headers).redirects(0);
+      if (body) req = req.send(body);
+      const res = await req;
+      const schema = responseSchema(served, o.op, res.status);
+      if (schema === undefined) throw new Error(`${o.method.toUpperCase()} ${o.path}: status ${res.status} is not documented (${res.text.slice(0, 200)})`);
+      if (schema !== null) {
+        const result = new Validator(schema, '2020-12').validate(res.body);
+        if (!result.valid) throw new Error(`${o.method.toUpperCase()} ${o.path} ${res.status}: body does not match (${JSON.stringify(res.body).slice(0, 200)})`);
+      }
+      return res.status;
+    };
+    const fill = (o: Operation, ws: string) => o.path.replace('{ws}', ws).replace(/\{(\w+)\}/g, (_, name) => `${name}_0000`);
+
+    it('without credentials', async () => {
+      const seen = new Map<string, number>();
+      for (const o of operations(served)) seen.set(`${o.method} ${o.path}`, await probe(o, fill(o, owner.workspaceId), {}));
+      for (const r of routes()) {
+        const status = seen.get(`${r.method} ${r.path}`);
+        if (r.access.kind !== 'public') expect([r.method, r.path, status]).toEqual([r.method, r.path, 401]);
+      }
+    });
+
+    it("as a non-member of the workspace (the same 404 as a workspace that does not exist)", async () => {
+      for (const r of routes().filter((r) => r.access.kind === 'workspace')) {
+        const o = operations(served).find((x) => x.method === r.method && x.path === r.path)!;
+        expect([r.path, await probe(o, fill(o, owner.workspaceId), bearer(stranger), r.body ? {} : undefined)]).toEqual([r.path, 404]);
+      }
+    });
+
+    it('with an unknown body field, as the owner (or the gateway)', async () => {
+      const service = { Authorization: `Bearer ${await signServiceToken(SERVICE_SECRET, 'gateway', 'control')}` };
+      for (const r of routes().filter((r) => r.body)) {
+        const o = operations(served).find((x) => x.method === r.method && x.path === r.path)!;
+        await probe(o, fill(o, owner.workspaceId), r.access.kind === 'internal' ? service : bearer(owner), { unexpected_field_x: 1 });
+      }
+    });
+
+    it('reads of the workspace, as the owner, with no parameters', async () => {
+      const reads = routes().filter((r) => r.method === 'get' && r.access.kind === 'workspace' && !/\{(?!ws\})/.test(r.path));
+      expect(reads.length).toBeGreaterThan(10);
+      for (const r of reads) {
+        const o = operations(served).find((x) => x.method === r.method && x.path === r.path)!;
+        await probe(o, fill(o, owner.workspaceId), bearer(owner));
+      }
+    });
+  });
+});

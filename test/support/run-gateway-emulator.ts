@@ -1,0 +1,23 @@
+/**
+ * `npm run emulator`: the gateway emulator as a process, for local development and `demo:seed`
+ * (never a code path of the product). It verifies service JWTs with SERVICE_JWT_SECRET, which must
+ * be the value control runs with, and listens on 127.0.0.1:GATEWAY_EMULATOR_PORT (default 8080,
+ * control's default GATEWAY_URL). Envelopes are sealed under a key that lives only as long as
+ * the process: restart it and earlier envelopes no longer open.
+ */
+import { GatewayEmulator } from 'test/support/gateway-emulator';
+
+async function main(): Promise<void> {
+  const secret = process.env.SERVICE_JWT_SECRET;
+  if (!secret) throw new Error('SERVICE_JWT_SECRET must be set to the value control uses');
+  const gw = await GatewayEmulator.start(secret, Number(process.env.GATEWAY_EMULATOR_PORT ?? 8080));
+  process.stdout.write(`gateway emulator listening: GATEWAY_URL=${gw.url}\n`);
+  const stop = () => void gw.stop().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
