@@ -9,7 +9,9 @@ const swc = ['@swc/jest', {
   module: { type: 'commonjs' },
 }];
 const common = {
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': swc, '^.+/node_modules/content-disposition/.+\\.js$': swc },
+  // content-disposition (under @fastify/static, which Swagger UI needs on Fastify) ships ESM only.
+  transformIgnorePatterns: ['/node_modules/(?!.*content-disposition/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleDirectories: ['node_modules', '<rootDir>'],
   testEnvironment: 'node',

@@ -2,6 +2,7 @@ import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule } from '@
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CommonModule } from 'src/common/common.module';
+import { NO_STORE_ROUTES, NoStoreMiddleware } from 'src/common/http/no-store.middleware';
 import { AccessLogMiddleware } from 'src/common/logging/access-log.middleware';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { dataSourceOptions } from 'src/database/data-source';
@@ -52,6 +53,7 @@ export class AppModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(AccessLogMiddleware).forRoutes('*');
+    consumer.apply(AccessLogMiddleware).forRoutes('{*path}');
+    consumer.apply(NoStoreMiddleware).forRoutes(NO_STORE_ROUTES);
   }
 }

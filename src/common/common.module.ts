@@ -1,10 +1,9 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { AuthGuard } from 'src/common/auth/auth.guard';
 import { SessionVerifier } from 'src/common/auth/session-verifier';
 import { ApiExceptionFilter } from 'src/common/http/exception.filter';
-import { NoStoreInterceptor } from 'src/common/http/no-store.interceptor';
 import { ApiValidationPipe } from 'src/common/http/validation.pipe';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 
@@ -18,7 +17,6 @@ import { MetricsService } from 'src/common/metrics/metrics.service';
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: ApiExceptionFilter },
-    { provide: APP_INTERCEPTOR, useClass: NoStoreInterceptor },
   ],
   exports: [WorkspaceAccess, MetricsService],
 })

@@ -51,6 +51,8 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
   });
   const app = await createApp(config, { url: database.url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: options.jobs ?? false });
   await app.init();
+  // Fastify routes only after `ready()`, which `listen()` would have called.
+  await (app.getHttpAdapter().getInstance() as { ready(): Promise<unknown> }).ready();
   const http = () => request.agent(app.getHttpServer());
 
   const signIn = async (sub = `user-${randomBytes(4).toString('hex')}`): Promise<Operator> => {

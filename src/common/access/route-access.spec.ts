@@ -3,6 +3,7 @@ import { RequestMethod, Type } from '@nestjs/common';
 import { METHOD_METADATA, MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DOMAIN_MODULES } from 'src/app.module';
 import { Access, ACCESS_KEY } from 'src/common/access/decorators';
+import { routeTemplate } from 'src/common/http/route-template';
 
 function controllersOf(modules: Type[]): Type[] {
   return modules.flatMap((m) => (Reflect.getMetadata(MODULE_METADATA.CONTROLLERS, m) as Type[] | undefined) ?? []);
@@ -12,12 +13,11 @@ function controllersOf(modules: Type[]): Type[] {
 function routeTable(): string[] {
   const rows: string[] = [];
   for (const controller of controllersOf(DOMAIN_MODULES as Type[])) {
-    const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
     for (const name of Object.getOwnPropertyNames(controller.prototype)) {
       const handler = controller.prototype[name];
       if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
       const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
-      const path = `/${[base, String(Reflect.getMetadata(PATH_METADATA, handler))].filter((p) => p && p !== '/').join('/')}`.replace(/\/+/g, '/');
+      const path = routeTemplate(controller, handler);
       const access = (Reflect.getMetadata(ACCESS_KEY, handler) ?? Reflect.getMetadata(ACCESS_KEY, controller)) as Access | undefined;
       const declared = !access ? 'UNDECLARED' : access.kind === 'workspace' ? `workspace:${access.action}` : access.kind;
       rows.push(`${method} ${path} -> ${declared}`);

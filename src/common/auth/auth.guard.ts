@@ -4,20 +4,21 @@ import { decodeJwt } from 'jose';
 import { Access, ACCESS_KEY } from 'src/common/access/decorators';
 import { GuardedRequest, OperatorContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
-import { SessionClaims, SessionVerifier } from 'src/common/auth/session-verifier';
+import { Identity, SessionVerifier } from 'src/common/auth/session-verifier';
 import { verifyServiceToken } from 'src/common/auth/service-token';
+import { VerifiedTokens } from 'src/common/auth/verified-tokens';
 import { ApiError } from 'src/common/http/errors';
+import { recordRouteTemplate, routeTemplate } from 'src/common/http/route-template';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 
 /** Maps verified session claims to control's own user (created on first sight). */
 export interface OperatorResolver {
-  resolve(claims: SessionClaims): Promise<OperatorContext>;
+  resolve(identity: Identity): Promise<OperatorContext>;
 }
 export const OPERATOR_RESOLVER = Symbol('OPERATOR_RESOLVER');
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;
 /** Verified service tokens remembered at once (the gateway reuses one token for many calls). */
-const MAX_REMEMBERED_SERVICE_TOKENS = 1024;
 
 /** The credential of a `Bearer` authorization header, or null for a missing header or another scheme. */
 function bearer(header: unknown): string | null {
@@ -32,8 +33,10 @@ function bearer(header: unknown): string | null {
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  /** Service tokens that passed verification, each with its `exp` in epoch ms: the hot path skips re-verifying them. */
-  private readonly serviceTokens = new Map<string, number>();
+  /** Service tokens that passed verification: the gateway's hot path skips re-verifying them. */
+  private readonly serviceTokens = new VerifiedTokens<true>();
+  /** Session tokens that passed verification, with the operator they resolved to. */
+  private readonly sessionTokens = new VerifiedTokens<OperatorContext>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -47,6 +50,7 @@ export class AuthGuard implements CanActivate {
     const access = this.reflector.getAllAndOverride<Access | undefined>(ACCESS_KEY, [context.getHandler(), context.getClass()]);
     if (!access) throw new InternalServerErrorException();
     const request = context.switchToHttp().getRequest<GuardedRequest & { headers: Record<string, unknown> }>();
+    recordRouteTemplate(request, routeTemplate(context.getClass(), context.getHandler()));
     switch (access.kind) {
       case 'public':
         return true;
@@ -67,9 +71,13 @@ export class AuthGuard implements CanActivate {
     if (!this.sessions.configured) throw new ApiError(503, 'dashboard identity is not configured');
     const token = bearer(header);
     if (!token) throw new ApiError(401, 'session required');
+    const known = this.sessionTokens.get(token);
+    if (known) return known;
     const claims = await this.sessions.verify(token);
     if (!claims) throw new ApiError(401, 'session not accepted');
-    return this.operators.resolve(claims);
+    const operator = await this.operators.resolve(claims);
+    this.sessionTokens.set(token, operator, claims.acceptedUntil);
+    return operator;
   }
 
   private async checkServiceToken(header: unknown): Promise<void> {
@@ -77,18 +85,8 @@ export class AuthGuard implements CanActivate {
     if (!secret) throw new ApiError(503, 'service authentication is not configured');
     const token = bearer(header);
     if (!token) throw new ApiError(401, 'service token not accepted');
-    const expiresAt = this.serviceTokens.get(token);
-    if (expiresAt !== undefined && expiresAt > Date.now()) return;
+    if (this.serviceTokens.get(token)) return;
     if (!(await verifyServiceToken(token, secret, 'gateway', 'control'))) throw new ApiError(401, 'service token not accepted');
-    this.remember(token, (decodeJwt(token).exp as number) * 1000);
-  }
-
-  private remember(token: string, expiresAt: number): void {
-    if (this.serviceTokens.size >= MAX_REMEMBERED_SERVICE_TOKENS) {
-      const now = Date.now();
-      for (const [t, exp] of this.serviceTokens) if (exp <= now) this.serviceTokens.delete(t);
-      if (this.serviceTokens.size >= MAX_REMEMBERED_SERVICE_TOKENS) this.serviceTokens.clear();
-    }
-    this.serviceTokens.set(token, expiresAt);
+    this.serviceTokens.set(token, true, (decodeJwt(token).exp as number) * 1000);
   }
 }

@@ -2,14 +2,21 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createLocalJWKSet, errors, JSONWebKeySet, jwtVerify, JWTVerifyGetKey } from 'jose';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 
-export interface SessionClaims {
+/** Who a verified session names: the (issuer, sub) pair a user row is keyed by, and the e-mail to refresh. */
+export interface Identity {
   issuer: string;
   subject: string;
   email: string | null;
 }
 
+export interface SessionClaims extends Identity {
+  /** Epoch ms after which the token is no longer accepted (`exp` plus the leeway). */
+  acceptedUntil: number;
+}
+
 /** Minimum time between two JWKS fetches caused by an unknown `kid`. */
 const JWKS_REFETCH_COOLDOWN_MS = 30_000;
+const CLOCK_LEEWAY_S = 30;
 
 /**
  * Verifies operator session tokens: RS256 only, key by `kid` from the issuer's JWKS (cached for
@@ -62,14 +69,14 @@ export class SessionVerifier {
       const { payload, protectedHeader } = await jwtVerify(token, this.resolveKey, {
         algorithms: ['RS256'],
         issuer: this.config.identityIssuer,
-        clockTolerance: 30,
+        clockTolerance: CLOCK_LEEWAY_S,
         requiredClaims: ['exp', 'iss', 'sub'],
       });
       if (typeof protectedHeader.kid !== 'string' || typeof payload.sub !== 'string' || payload.sub.length === 0) return null;
       const parties = this.config.authorizedParties;
       if (parties.length > 0 && (typeof payload.azp !== 'string' || !parties.includes(payload.azp))) return null;
       const email = typeof payload.email === 'string' ? payload.email : null;
-      return { issuer: this.config.identityIssuer, subject: payload.sub, email };
+      return { issuer: this.config.identityIssuer, subject: payload.sub, email, acceptedUntil: ((payload.exp as number) + CLOCK_LEEWAY_S) * 1000 };
     } catch {
       return null;
     }

@@ -2,7 +2,6 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import { HttpAdapterHost } from '@nestjs/core';
 import { STATUS_CODES } from 'node:http';
 import { ApiError, FieldValidationError, ServiceError } from 'src/common/http/errors';
-import { isOperatorPath, NO_STORE } from 'src/common/http/no-store.interceptor';
 
 /**
  * Maps every failure onto the specification's three body shapes. HttpExceptions raised by this
@@ -17,10 +16,8 @@ export class ApiExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const { httpAdapter } = this.adapterHost;
     const ctx = host.switchToHttp();
-    const request = ctx.getRequest();
     const response = ctx.getResponse();
     const [status, body] = this.describe(exception);
-    if (isOperatorPath(httpAdapter.getRequestUrl(request))) httpAdapter.setHeader(response, 'Cache-Control', NO_STORE);
     httpAdapter.reply(response, body, status);
   }
 
@@ -34,6 +31,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
       const status = exception.getStatus();
       const cause = exception.message;
       if (status === 400) return [400, { detail: /JSON/i.test(cause) ? 'malformed JSON body' : 'malformed request' }];
+      if (status === 413) return [413, { detail: 'request body too large' }];
       return [status, { detail: STATUS_CODES[status] ?? 'error' }];
     }
     const parserError = exception as { type?: string; status?: number };

@@ -5,9 +5,9 @@ import { MetricsService } from 'src/common/metrics/metrics.service';
 interface RequestLike {
   method: string;
   headers: Record<string, string | string[] | undefined>;
-  route?: { path?: string };
-  baseUrl?: string;
   requestId?: string;
+  /** Set by the auth guard once the router matched a handler. */
+  routeTemplate?: string;
 }
 interface ResponseLike {
   statusCode: number;
@@ -35,7 +35,7 @@ export class AccessLogMiddleware implements NestMiddleware {
     res.setHeader('X-Request-Id', requestId);
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const route = req.route?.path ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
+      const route = req.routeTemplate ?? 'unmatched';
       this.metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, durationMs / 1000);
       this.logger.log({ msg: 'request', method: req.method, route, status: res.statusCode, duration_ms: Math.round(durationMs * 100) / 100, request_id: requestId });
     });

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { OperatorContext } from 'src/common/access/context';
 import { OperatorResolver } from 'src/common/auth/auth.guard';
-import { SessionClaims } from 'src/common/auth/session-verifier';
+import { Identity } from 'src/common/auth/session-verifier';
 import { newId } from 'src/common/ids/ids';
 import { namedQuery } from 'src/database/named-query';
 
@@ -13,7 +13,7 @@ const FIND_USER = { name: 'user_by_subject', text: `SELECT id, email FROM users 
 export class IdentityService implements OperatorResolver {
   constructor(private readonly dataSource: DataSource) {}
 
-  async resolve(claims: SessionClaims): Promise<OperatorContext> {
+  async resolve(claims: Identity): Promise<OperatorContext> {
     const [found] = await namedQuery<{ id: string; email: string | null }>(this.dataSource, FIND_USER, [claims.issuer, claims.subject]);
     if (found && found.email === claims.email) return { userId: found.id, email: found.email };
     // First sight, or the e-mail changed at the identity provider: one race-safe upsert.
