@@ -1,16 +1,10 @@
 // Two projects: unit specs beside the code, e2e suites under test/ (each on its own database).
-const swc = ['@swc/jest', {
-  jsc: {
-    target: 'es2022',
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true },
-    keepClassNames: true,
-  },
-  module: { type: 'commonjs' },
-}];
+// ts-jest transpiles only (no type check here: `npm run check` does that once for the tree).
+const tsJest = ['ts-jest', { isolatedModules: true, diagnostics: false }];
+// content-disposition (under @fastify/static, which Swagger UI needs on Fastify) ships ESM only.
+const esmJs = ['ts-jest', { isolatedModules: true, diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs' } }];
 const common = {
-  transform: { '^.+\\.ts$': swc, '^.+/node_modules/content-disposition/.+\\.js$': swc },
-  // content-disposition (under @fastify/static, which Swagger UI needs on Fastify) ships ESM only.
+  transform: { '^.+\\.ts$': tsJest, '^.+/node_modules/content-disposition/.+\\.js$': esmJs },
   transformIgnorePatterns: ['/node_modules/(?!.*content-disposition/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleDirectories: ['node_modules', '<rootDir>'],

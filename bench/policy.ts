@@ -1,5 +1,5 @@
 /**
- * Policy benchmark: `NODE_PATH=. node -r @swc-node/register bench/policy.ts`.
+ * Policy benchmark: `NODE_PATH=. node -r ts-node/register/transpile-only bench/policy.ts`.
  * 1. Compile latency through the seam (worker thread, strict validation against the gateway
  *    schema) for the default policy and a maximum-size (262144-byte) policy.
  * 2. Publishes per second through the API (one operator, sequential: PUT a new draft untimed, then

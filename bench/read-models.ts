@@ -9,7 +9,7 @@
  * - ingestion end to end (XADD to committed and queryable through StreamsService passes) of
  *   BENCH_INGEST receipt revisions (default 100,000) and twice as many usage events vs a bare
  *   batched INSERT of the same rows.
- * Run: `NODE_PATH=. node -r @swc-node/register bench/read-models.ts` with the PostgreSQL and Redis
+ * Run: `NODE_PATH=. node -r ts-node/register/transpile-only bench/read-models.ts` with the PostgreSQL and Redis
  * of `npm test` (DATABASE_URL, REDIS_URL). A fresh database is created and dropped.
  */
 import Redis from 'ioredis';
@@ -26,6 +26,7 @@ import { monthStart, StreamsService } from 'src/modules/streams/streams.service'
 import { EVENT_TOTALS, TOTALS_FIELDS, usageProjector } from 'src/modules/usage/usage.projector';
 import { UsageService } from 'src/modules/usage/usage.service';
 import { ReceiptsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
+import { MetricsService } from 'src/common/metrics/metrics.service';
 
 const BASE_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -209,7 +210,7 @@ async function main(): Promise<void> {
     report('receipts first page p95', first, 'ms', offset, 'baseline: OFFSET page at the deep position; target < 20 ms');
     report(`receipts keyset page at ${depth} p95`, deepPage, 'ms', offset, 'baseline: the same page with OFFSET; target < 20 ms');
 
-    const streams = new StreamsService(ds, redis, config);
+    const streams = new StreamsService(ds, redis, config, new MetricsService(config));
     streams.register(receiptsProjector);
     streams.register(usageProjector);
     const rates = await ingest(ds, streams, redis, prefix, now);

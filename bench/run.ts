@@ -49,7 +49,7 @@ async function admin(sql: string): Promise<void> {
 }
 
 function start(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['-r', '@swc-node/register', script], {
+  return spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script], {
     env: { ...process.env, NODE_PATH: '.', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -1,5 +1,5 @@
 /**
- * Snapshot assembly benchmark: `NODE_PATH=. node -r @swc-node/register bench/snapshot.ts`.
+ * Snapshot assembly benchmark: `NODE_PATH=. node -r ts-node/register/transpile-only bench/snapshot.ts`.
  * One workspace holding 32 route qualifiers, 200 active model connections and 100 active tool
  * connections (and a 200-entry pricebook). Reports the time to build the whole snapshot from
  * committed state (PublicationService.build: one REPEATABLE READ transaction, every registered

@@ -11,7 +11,7 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['-r', require.resolve('@swc-node/register'), join(ROOT, 'src/cli.ts'), ...args],
+      ['-r', require.resolve('ts-node/register/transpile-only'), join(ROOT, 'src/cli.ts'), ...args],
       { cwd: ROOT, env: { PATH: process.env.PATH, NODE_PATH: ROOT, ...env } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );

@@ -32,7 +32,7 @@ describe('embedded mode server process', () => {
     issuer = await IdentityIssuer.start();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, ['-r', require.resolve('@swc-node/register'), join(ROOT, 'src/main.ts')], {
+    child = spawn(process.execPath, ['-r', require.resolve('ts-node/register/transpile-only'), join(ROOT, 'src/main.ts')], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, NODE_PATH: ROOT, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: dir, IDENTITY_ISSUER: issuer.url, LOG_LEVEL: 'info' },
     });

@@ -1,5 +1,5 @@
 import { MetricsService } from 'src/common/metrics/metrics.service';
-import { startTestApp, TestApp } from 'test/support/app';
+import { bearer, startTestApp, TestApp } from 'test/support/app';
 
 describe('Prometheus metrics', () => {
   let t: TestApp;
@@ -23,6 +23,20 @@ describe('Prometheus metrics', () => {
     expect(text).toMatch(/control_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} 1/);
     expect(text).toMatch(/control_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/workspaces\/:ws",status="401"\} 1/);
     expect(text).not.toContain('ws_missing');
+  });
+
+  it('reports publications pending, stream backlog and policy compiles', async () => {
+    const op = await t.signIn();
+    await t.http().post(`/api/v1/workspaces/${op.workspaceId}/policy/test`).set(bearer(op)).expect(200);
+    await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [op.workspaceId]);
+    const text = await scrape();
+    expect(text).toMatch(/^control_publications_pending 1$/m);
+    expect(text).toMatch(/^control_policy_compile_duration_seconds_count 1$/m);
+    expect(text).toMatch(/^control_policy_compiler_busy_total 0$/m);
+    expect(text).toMatch(/^control_stream_pending\{stream="receipts"\} \d+$/m);
+    expect(text).toMatch(/^control_stream_lag\{stream="usage"\} \d+$/m);
+    expect(text).toContain('# TYPE control_stream_parked_total counter');
+    expect(text).toContain('# TYPE control_connection_refresh_total counter');
   });
 
   it('is not served on the API port', async () => {

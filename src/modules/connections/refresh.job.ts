@@ -6,6 +6,7 @@ import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { inTransaction } from 'src/database/transaction';
 import { GatewayCallError, GatewayClient, RefreshedCredential } from 'src/modules/gateway/gateway.client';
 import { PublicationService } from 'src/modules/publication/publication.service';
+import { MetricsService } from 'src/common/metrics/metrics.service';
 
 /** A credential is refreshed once it expires within this window. */
 export const REFRESH_WINDOW_MS = 10 * 60 * 1000;
@@ -61,6 +62,7 @@ export class RefreshJob {
     private readonly dataSource: DataSource,
     private readonly gateway: GatewayClient,
     private readonly publications: PublicationService,
+    private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.second = jitterSecond(config.redisPrefix);
@@ -99,14 +101,17 @@ export class RefreshJob {
         if (error instanceof GatewayCallError && error.upstreamCode === PERMANENT_REFUSAL) {
           await this.refuse(row);
           pass.refused++;
+          this.metrics.refreshOutcomes.inc({ outcome: 'refused' });
         } else {
           await this.defer(row);
           pass.deferred++;
+          this.metrics.refreshOutcomes.inc({ outcome: 'deferred' });
         }
         continue;
       }
       await this.store(row, grant);
       pass.refreshed++;
+      this.metrics.refreshOutcomes.inc({ outcome: 'refreshed' });
     }
     return pass;
   }

@@ -2,7 +2,7 @@
  * Writes `src/modules/openapi/metadata.ts`: what the @nestjs/swagger compiler plugin would add to
  * DTOs (types, class-validator constraints, JSDoc descriptions) and controllers, as a file loaded
  * at run time (`SwaggerModule.loadPluginMetadata`), because the project compiles with plain tsc
- * and swc rather than the Nest CLI. Run through `npm run openapi`; the file is committed.
+ * and ts-node rather than the Nest CLI. Run through `npm run openapi`; the file is committed.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

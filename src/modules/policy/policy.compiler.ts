@@ -3,6 +3,7 @@ import type { ValidationAnswer } from '@cedar-policy/cedar-wasm/nodejs';
 import { Worker } from 'node:worker_threads';
 import { CompileResult, toCompileResult } from 'src/modules/policy/diagnostics';
 import GATEWAY_SCHEMA from 'src/modules/policy/gateway.cedarschema.json';
+import { MetricsService } from 'src/common/metrics/metrics.service';
 
 export type CompilerFailure = 'policy_compiler_busy' | 'policy_compiler_unavailable';
 
@@ -55,15 +56,21 @@ export class PolicyCompiler implements OnModuleDestroy {
   constructor(
     private readonly concurrency: number,
     private readonly timeoutMs = DEFAULT_COMPILE_TIMEOUT_MS,
+    private readonly metrics?: Pick<MetricsService, 'compileDuration' | 'compileBusy'>,
   ) {}
 
   /** Parses and validates `source` against the gateway schema. Throws PolicyCompilerError only. */
   async compile(source: string): Promise<CompileResult> {
-    if (this.inFlight >= this.concurrency) throw new PolicyCompilerError('policy_compiler_busy');
+    if (this.inFlight >= this.concurrency) {
+      this.metrics?.compileBusy.inc();
+      throw new PolicyCompilerError('policy_compiler_busy');
+    }
     this.inFlight++;
+    const stopTimer = this.metrics?.compileDuration.startTimer();
     try {
       return toCompileResult(source, await this.run(source));
     } finally {
+      stopTimer?.();
       this.inFlight--;
     }
   }

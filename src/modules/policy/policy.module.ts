@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
+import { MetricsService } from 'src/common/metrics/metrics.service';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { PolicyCompiler } from 'src/modules/policy/policy.compiler';
+import { DEFAULT_COMPILE_TIMEOUT_MS, PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { PolicyController } from 'src/modules/policy/policy.controller';
 import { PolicyService } from 'src/modules/policy/policy.service';
 
@@ -8,7 +9,11 @@ import { PolicyService } from 'src/modules/policy/policy.service';
   controllers: [PolicyController],
   providers: [
     PolicyService,
-    { provide: PolicyCompiler, useFactory: (config: AppConfig) => new PolicyCompiler(config.policyCompilerConcurrency), inject: [APP_CONFIG] },
+    {
+      provide: PolicyCompiler,
+      useFactory: (config: AppConfig, metrics: MetricsService) => new PolicyCompiler(config.policyCompilerConcurrency, DEFAULT_COMPILE_TIMEOUT_MS, metrics),
+      inject: [APP_CONFIG, MetricsService],
+    },
   ],
 })
 export class PolicyModule {}

@@ -5,6 +5,7 @@ import { formatTimeRequired } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
+import { MetricsService } from 'src/common/metrics/metrics.service';
 
 export interface Publication {
   state: 'published' | 'pending';
@@ -40,7 +41,13 @@ export class PublicationService {
     private readonly dataSource: DataSource,
     private readonly registry: SnapshotRegistry,
     private readonly hotPath: HotPath,
-  ) {}
+    metrics: MetricsService,
+  ) {
+    metrics.gauge('control_publications_pending', 'Workspaces whose staged snapshot the hot path does not hold yet', async () => {
+      const [row]: { pending: number }[] = await dataSource.query(`SELECT count(*)::int AS pending FROM workspaces WHERE published_version < snapshot_version`);
+      return row.pending;
+    });
+  }
 
   /** Stages the next snapshot in `tx` and publishes it after commit; returns the staged version. */
   async stage(tx: Tx, workspaceId: string): Promise<number> {

@@ -6,6 +6,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { REDIS } from 'src/database/redis.module';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
+import { MetricsService } from 'src/common/metrics/metrics.service';
 
 export type StreamName = 'receipts' | 'usage';
 
@@ -93,7 +94,33 @@ export class StreamsService implements OnApplicationShutdown {
     private readonly dataSource: DataSource,
     @Inject(REDIS) private readonly redis: Redis | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    private readonly metrics: MetricsService,
+  ) {
+    metrics.gauge('control_stream_pending', 'Entries delivered to group control and not yet acknowledged', () => this.perStream((key) => this.pendingCount(key)), 'stream');
+    metrics.gauge('control_stream_lag', 'Entries of the stream not yet delivered to group control', () => this.perStream((key) => this.lag(key)), 'stream');
+  }
+
+  private async perStream(read: (key: string) => Promise<number>): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    if (!this.redis) return out;
+    for (const stream of this.projectors.keys()) out[stream] = await read(this.streamKey(stream)).catch(() => 0);
+    return out;
+  }
+
+  private async pendingCount(key: string): Promise<number> {
+    const [count] = (await this.redis!.xpending(key, GROUP)) as [number, ...unknown[]];
+    return Number(count);
+  }
+
+  /** XINFO GROUPS `lag` (Redis 7): entries added after the group's last delivered id. */
+  private async lag(key: string): Promise<number> {
+    const groups = (await this.redis!.xinfo('GROUPS', key)) as unknown[][];
+    for (const fields of groups) {
+      const info = Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i], fields[2 * i + 1]]));
+      if (info.name === GROUP) return Number(info.lag ?? 0);
+    }
+    return 0;
+  }
 
   register<T>(projector: StreamProjector<T>): void {
     if (this.projectors.has(projector.stream)) throw new Error(`stream ${projector.stream} registered twice`);
@@ -120,10 +147,15 @@ export class StreamsService implements OnApplicationShutdown {
 
     const positionKey = this.claimPositionKey(stream);
     const start = (await redis.get(positionKey)) ?? '0-0';
-    const [next, claimed] = (await redis.xautoclaim(key, GROUP, this.consumer, options.claimIdleMs ?? CLAIM_IDLE_MS, start, 'COUNT', limit)) as [
-      string,
-      RawEntry[],
-    ];
+    let next: string;
+    let claimed: RawEntry[];
+    try {
+      [next, claimed] = (await redis.xautoclaim(key, GROUP, this.consumer, options.claimIdleMs ?? CLAIM_IDLE_MS, start, 'COUNT', limit)) as [string, RawEntry[]];
+    } catch (error) {
+      // The stream or its group vanished (Redis restarted empty): create them again on the next pass.
+      if (error instanceof Error && error.message.startsWith('NOGROUP')) this.groupsReady.delete(stream);
+      throw error;
+    }
     await redis.set(positionKey, next);
     let fresh: RawEntry[] = [];
     if (claimed.length < limit) {
@@ -268,6 +300,7 @@ export class StreamsService implements OnApplicationShutdown {
       });
       await redis.xack(key, GROUP, ...parked.map((p) => p.id));
       for (const p of parked) this.logger.warn({ msg: 'stream entry parked', stream: projector.stream, entry_id: p.id, reason: p.reason });
+      this.metrics.streamParked.inc({ stream: projector.stream }, parked.length);
     }
 
     const months = new Map(valid.filter((e) => e.partitionTime).map((e) => [monthKey(e.partitionTime!), e.partitionTime!]));
