@@ -12,6 +12,7 @@ const common = {
 };
 module.exports = {
   testTimeout: 60000,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     { ...common, displayName: 'e2e', rootDir: __dirname, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
