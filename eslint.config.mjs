@@ -16,5 +16,5 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [{ group: ['../*', './*'], message: 'import from src/ (absolute)' }] }],
     },
   },
-  { files: ['test/**/*.ts', 'src/**/*.spec.ts'], rules: { '@typescript-eslint/require-await': 'off' } },
+  { files: ['test/**/*.ts', 'src/**/*.spec.ts', 'bench/**/*.ts'], rules: { '@typescript-eslint/require-await': 'off' } },
 );
