@@ -60,7 +60,6 @@ describe('approvals', () => {
   const pending = async (op: Operator, over: Record<string, unknown> = {}) => (await hold(op.workspaceId, heldCall(over), 201)).body;
   const count = async (sql: string, params: unknown[]) => Number((await t.db.query(sql, params))[0].n);
   const voteRows = (id: string) => count(`SELECT count(*) AS n FROM approval_votes WHERE approval_id = $1`, [id]);
-  const auditRows = (ws: string, action: string) => count(`SELECT count(*) AS n FROM audit_events WHERE workspace_id = $1 AND action = $2`, [ws, action]);
   const expire = (id: string) => t.db.query(`UPDATE approvals SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1`, [id]);
   const stored = async (id: string) => (await t.db.query(`SELECT status, decision_reason, execution_status, revision FROM approvals WHERE id = $1`, [id]))[0];
 

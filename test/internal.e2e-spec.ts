@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { SignJWT } from 'jose';
 import { createHash, randomUUID } from 'node:crypto';
 import { signServiceToken } from 'src/common/auth/service-token';
-import { SNAPSHOT_PARTS, SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
+import { SNAPSHOT_PARTS } from 'src/modules/publication/snapshot.registry';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { REDIS_URL } from 'test/support/database';
 import { eventually } from 'test/support/eventually';
@@ -193,21 +193,13 @@ describe('gateway-facing routes', () => {
       expect((await read('ws_000000000000000000000000', 404)).body).toEqual({ detail: 'workspace not found' });
     });
 
-    it('answers 503 snapshot_unavailable when a contributor cannot build its part', async () => {
-      // Stands in for a domain contributor that cannot compile (policy compiler busy, invalid bundle).
-      const registry = t.app.get(SnapshotRegistry);
-      const contributors = (registry as unknown as { contributors: Map<string, unknown> }).contributors;
-      const previous = contributors.get('pricebook');
-      contributors.set('pricebook', async () => {
-        throw new SnapshotUnavailableError('compiler busy');
-      });
-      try {
-        const res = await read(owner.workspaceId, 503);
-        expect(res.body).toEqual({ detail: 'snapshot_unavailable' });
-      } finally {
-        if (previous) contributors.set('pricebook', previous);
-        else contributors.delete('pricebook');
-      }
+    it('answers 503 snapshot_unavailable when a part cannot be built from committed state', async () => {
+      // A stored route qualifier with two active constraints cannot be deserialized.
+      await t.http().post(`/api/v1/workspaces/${owner.workspaceId}/route-qualifiers`).set(bearer(owner)).send({ qualifier_id: 'broken', constraint: { kind: 'pin', target: 'a' } }).expect(200);
+      await t.db.query(`UPDATE route_qualifiers SET only_targets = '["b"]' WHERE workspace_id = $1`, [owner.workspaceId]);
+      const res = await read(owner.workspaceId, 503);
+      expect(res.body).toEqual({ detail: 'snapshot_unavailable' });
+      await t.db.query(`UPDATE route_qualifiers SET only_targets = NULL WHERE workspace_id = $1`, [owner.workspaceId]);
       await read(owner.workspaceId, 200);
     });
   });

@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { inTransaction } from 'src/database/transaction';
 import { PublicationService } from 'src/modules/publication/publication.service';
-import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { REDIS_URL } from 'test/support/database';
 import { eventually } from 'test/support/eventually';
@@ -111,21 +110,17 @@ describe('snapshot publication', () => {
 
   it('leaves the workspace pending (never failing the write) while a part cannot be built, then settles', async () => {
     const ws = await createWorkspace('unbuildable');
-    // Stands in for a domain contributor that cannot build its part (e.g. the policy compiler busy).
-    const contributors = (t.app.get(SnapshotRegistry) as unknown as { contributors: Map<string, unknown> }).contributors;
-    const previous = contributors.get('pricebook');
-    contributors.set('pricebook', async () => {
-      throw new SnapshotUnavailableError('busy');
-    });
-    let staged: number;
-    try {
-      staged = await inTransaction(t.db, (tx) => publications.stage(tx, ws));
-      expect(await versions(t, ws)).toEqual({ snapshot_version: 2, published_version: 1 });
-      expect(await heldVersion(redis, t, ws)).toBe(1);
-    } finally {
-      if (previous) contributors.set('pricebook', previous);
-      else contributors.delete('pricebook');
-    }
+    // A stored route qualifier with two active constraints cannot be deserialized into the snapshot.
+    await t.http().post(`/api/v1/workspaces/${ws}/route-qualifiers`).set(bearer(owner)).send({ qualifier_id: 'broken', constraint: { kind: 'pin', target: 'a' } }).expect(200);
+    await publications.reconcile();
+    const settled = (await versions(t, ws)).snapshot_version;
+    await t.db.query(`UPDATE route_qualifiers SET only_targets = '["b"]' WHERE workspace_id = $1`, [ws]);
+    const staged = await inTransaction(t.db, (tx) => publications.stage(tx, ws));
+    expect(await versions(t, ws)).toEqual({ snapshot_version: staged, published_version: settled });
+    expect(await heldVersion(redis, t, ws)).toBe(settled);
+    await publications.reconcile();
+    expect(await versions(t, ws)).toEqual({ snapshot_version: staged, published_version: settled });
+    await t.db.query(`UPDATE route_qualifiers SET only_targets = NULL WHERE workspace_id = $1`, [ws]);
     await publications.reconcile();
     expect(await versions(t, ws)).toEqual({ snapshot_version: staged, published_version: staged });
     expect(await heldVersion(redis, t, ws)).toBe(staged);

@@ -2,13 +2,12 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
-import { ApiError, FieldError, FieldValidationError } from 'src/common/http/errors';
+import { FieldError, FieldValidationError } from 'src/common/http/errors';
 import { AuditService } from 'src/modules/audit/audit.service';
-import { PUBLICATION_STATE_UNAVAILABLE } from 'src/modules/policy/policy.service';
 import { Price, PricingRow, toPricebookPart, toPricingDocument } from 'src/modules/model-providers/dto/pricing.document';
 import { ReplacePricingDto } from 'src/modules/model-providers/dto/pricing.dto';
 import { modelPatternProblem } from 'src/modules/model-providers/model-names';
-import { PublicationService } from 'src/modules/publication/publication.service';
+import { PublicationService, requirePublicationState } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 
 
@@ -88,7 +87,6 @@ export class PricingService implements OnModuleInit {
 
   private async read(manager: EntityManager, workspaceId: string): Promise<PricingRow> {
     const [row]: PricingRow[] = await manager.query(READ, [workspaceId]);
-    if (!row || !(row.snapshot_version >= 1)) throw new ApiError(500, PUBLICATION_STATE_UNAVAILABLE);
-    return row;
+    return requirePublicationState(row);
   }
 }

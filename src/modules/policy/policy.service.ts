@@ -10,7 +10,7 @@ import { AuditService } from 'src/modules/audit/audit.service';
 import { CompileResult } from 'src/modules/policy/diagnostics';
 import { DEFAULT_POLICY, defaultPolicyId, draftHash, PolicyDocument, PolicyState, toPolicyDocument } from 'src/modules/policy/dto/policy.document';
 import { PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
-import { PublicationService, toPublication } from 'src/modules/publication/publication.service';
+import { PublicationService, requirePublicationState, toPublication } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
 
@@ -20,8 +20,6 @@ export class PolicyRejectedError extends Error {
     super('policy draft did not compile');
   }
 }
-
-export const PUBLICATION_STATE_UNAVAILABLE = 'workspace publication state is unavailable';
 
 interface StateRow {
   snapshot_version: number;
@@ -215,8 +213,7 @@ export class PolicyService implements OnModuleInit {
 
   /** Draft, current revision and publication counters in one statement; 500 when the counters cannot be read. */
   private async readState(manager: EntityManager, workspaceId: string): Promise<PolicyState> {
-    const [row]: StateRow[] = await manager.query(STATE, [workspaceId]);
-    if (!row || !(row.snapshot_version >= 1)) throw new ApiError(500, PUBLICATION_STATE_UNAVAILABLE);
+    const row = requirePublicationState((await manager.query(STATE, [workspaceId]))[0] as StateRow | undefined);
     const stored = row.policy_id !== null;
     return {
       workspaceId,

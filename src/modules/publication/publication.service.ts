@@ -6,6 +6,7 @@ import { Tx } from 'src/database/transaction';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 import { MetricsService } from 'src/common/metrics/metrics.service';
+import { ApiError } from 'src/common/http/errors';
 
 export interface Publication {
   state: 'published' | 'pending';
@@ -18,6 +19,15 @@ export function toPublication(requested: number, published: number): Publication
   const out: Publication = { state: published >= requested ? 'published' : 'pending', requested_version: requested };
   if (published > 0) out.published_version = published;
   return out;
+}
+
+/**
+ * The publication counters a document's `publication` is built from, read with its other state:
+ * a 500 `workspace publication state is unavailable` when they are missing or not yet staged.
+ */
+export function requirePublicationState<T extends { snapshot_version: number }>(row: T | undefined): T {
+  if (!row || !(row.snapshot_version >= 1)) throw new ApiError(500, 'workspace publication state is unavailable');
+  return row;
 }
 
 interface WorkspaceVersionRow {

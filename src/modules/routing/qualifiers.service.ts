@@ -2,10 +2,9 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
-import { ApiError, badRequest, conflict, FieldError, FieldValidationError, notFound } from 'src/common/http/errors';
+import { badRequest, conflict, FieldError, FieldValidationError, notFound } from 'src/common/http/errors';
 import { AuditService } from 'src/modules/audit/audit.service';
-import { PUBLICATION_STATE_UNAVAILABLE } from 'src/modules/policy/policy.service';
-import { PublicationService } from 'src/modules/publication/publication.service';
+import { PublicationService, requirePublicationState } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
 import {
   QUALIFIER_COLUMNS,
@@ -200,7 +199,6 @@ export class QualifiersService implements OnModuleInit {
 
   private async versions(workspaceId: string): Promise<Versions> {
     const [row]: Versions[] = await this.dataSource.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
-    if (!row || !(row.snapshot_version >= 1)) throw new ApiError(500, PUBLICATION_STATE_UNAVAILABLE);
-    return row;
+    return requirePublicationState(row);
   }
 }
