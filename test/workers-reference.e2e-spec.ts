@@ -1,6 +1,7 @@
 import { Role } from 'src/common/access/actions';
 import { Operator, startTestApp, TestApp } from 'test/support/app';
-import { call, expectMatrix, mintPassport, roleMembers } from 'test/support/workers';
+import { call, expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
+import { mintPassport } from 'test/support/workers';
 
 describe('Workers reference documents', () => {
   let t: TestApp;
@@ -71,7 +72,7 @@ describe('Workers reference documents', () => {
       }
     });
 
-    it('authorization matrix', () => expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/worker-environments`, minRole: 'viewer', read: true }));
+    it('authorization matrix', () => expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/worker-environments`, minRole: 'viewer', read: true }));
   });
 
   describe('GET /workers-entitlements', () => {
@@ -118,7 +119,7 @@ describe('Workers reference documents', () => {
       }
     });
 
-    it('authorization matrix', () => expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workers-entitlements`, minRole: 'viewer', read: true }));
+    it('authorization matrix', () => expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workers-entitlements`, minRole: 'viewer', read: true }));
   });
 
   describe('GET /permission-presets', () => {
@@ -162,7 +163,7 @@ describe('Workers reference documents', () => {
       expect(byName.custom).toMatchObject({ allows: [], forbids: [], compiled_capabilities: { allowed: [], forbidden: [] } });
     });
 
-    it('authorization matrix', () => expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/permission-presets`, minRole: 'viewer', read: true }));
+    it('authorization matrix', () => expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/permission-presets`, minRole: 'viewer', read: true }));
   });
 
   describe('GET /execution-modes', () => {
@@ -182,7 +183,7 @@ describe('Workers reference documents', () => {
       expect(res.body.modes[1].approval_requirements[3].approval).toBe('required_in_production');
     });
 
-    it('authorization matrix', () => expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/execution-modes`, minRole: 'viewer', read: true }));
+    it('authorization matrix', () => expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/execution-modes`, minRole: 'viewer', read: true }));
   });
 
   describe('capabilities block', () => {
@@ -225,7 +226,7 @@ describe('Workers reference documents', () => {
       await t.db.query(`UPDATE workspaces SET assistant_enabled = false WHERE id = $1`, [ws()]);
     });
 
-    it('authorization matrix', () => expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workers-doctor`, minRole: 'viewer', read: true }));
+    it('authorization matrix', () => expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workers-doctor`, minRole: 'viewer', read: true }));
   });
 });
 

@@ -2,7 +2,8 @@ import { Role } from 'src/common/access/actions';
 import { verifyServiceToken } from 'src/common/auth/service-token';
 import { Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { OrchestratorEmulator } from 'test/support/orchestrator-emulator';
-import { call, digestOf, expectMatrix, mintPassport, roleMembers } from 'test/support/workers';
+import { call, expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
+import { digestOf, mintPassport } from 'test/support/workers';
 
 /** A published worker in `op`'s workspace. */
 async function publishedWorker(t: TestApp, op: Operator, slug: string, extra: object = {}): Promise<string> {
@@ -251,15 +252,15 @@ describe('runs with an orchestrator', () => {
       const id = await start();
       await setStatus(id, 'running');
       const ws = (w: string) => `/api/v1/workspaces/${w}`;
-      await expectMatrix(t, owner, members, { method: 'get', path: (w) => `${ws(w)}/worker-runs`, minRole: 'viewer', read: true });
-      await expectMatrix(t, owner, members, { method: 'get', path: (w) => `${ws(w)}/worker-runs/${id}`, minRole: 'viewer', read: true });
-      await expectMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/run-estimates`, body: { worker_id: workerId }, minRole: 'viewer', read: true });
-      await expectMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-runs/${id}/control-lease`, body: {}, minRole: 'admin', read: false });
-      await expectMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-runs/${id}/pause`, minRole: 'developer', read: false });
-      await expectMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-runs/${id}/resume`, minRole: 'developer', read: false });
-      await expectMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-runs/${id}/cancel`, minRole: 'developer', read: false });
-      await expectMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-runs`, body: { worker_id: workerId }, minRole: 'developer', read: false });
-      await expectMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-demo-runs`, body: { template_id: 'tpl_web_research' }, minRole: 'developer', read: false });
+      await expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `${ws(w)}/worker-runs`, minRole: 'viewer', read: true });
+      await expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `${ws(w)}/worker-runs/${id}`, minRole: 'viewer', read: true });
+      await expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/run-estimates`, body: { worker_id: workerId }, minRole: 'viewer', read: true });
+      await expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-runs/${id}/control-lease`, body: {}, minRole: 'admin', read: false });
+      await expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-runs/${id}/pause`, minRole: 'developer', read: false });
+      await expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-runs/${id}/resume`, minRole: 'developer', read: false });
+      await expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-runs/${id}/cancel`, minRole: 'developer', read: false });
+      await expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-runs`, body: { worker_id: workerId }, minRole: 'developer', read: false });
+      await expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `${ws(w)}/worker-demo-runs`, body: { template_id: 'tpl_web_research' }, minRole: 'developer', read: false });
       expect((await call(t, 'get', `${base()}/worker-runs/${id}`, owner).expect(200)).body.run.status).toBe('running');
     });
   });
@@ -295,10 +296,10 @@ describe('runs with an orchestrator', () => {
 
     it('authorization matrices', async () => {
       const id = (await call(t, 'post', `${base()}/worker-session-profiles`, owner, { name: 'm', environment_class: 'code' }).expect(201)).body.session_profile_id;
-      await expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/worker-session-profiles`, minRole: 'viewer', read: true });
-      await expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/worker-session-profiles/${id}`, minRole: 'viewer', read: true });
-      await expectMatrix(t, owner, members, { method: 'post', path: (w) => `/api/v1/workspaces/${w}/worker-session-profiles`, body: { name: 'n', environment_class: 'code' }, minRole: 'developer', read: false });
-      await expectMatrix(t, owner, members, { method: 'post', path: (w) => `/api/v1/workspaces/${w}/worker-session-profiles/${id}/revoke`, minRole: 'developer', read: false });
+      await expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/worker-session-profiles`, minRole: 'viewer', read: true });
+      await expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/worker-session-profiles/${id}`, minRole: 'viewer', read: true });
+      await expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `/api/v1/workspaces/${w}/worker-session-profiles`, body: { name: 'n', environment_class: 'code' }, minRole: 'developer', read: false });
+      await expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `/api/v1/workspaces/${w}/worker-session-profiles/${id}/revoke`, minRole: 'developer', read: false });
     });
   });
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Role } from 'src/common/access/actions';
 import { Operator, startTestApp, TestApp } from 'test/support/app';
-import { call, canonical, digestOf, expectMatrix, mintPassport, roleMembers } from 'test/support/workers';
+import { call, expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
+import { canonical, digestOf, mintPassport } from 'test/support/workers';
 
 const digest = (rev: { steps: unknown; permitted_trigger_types: unknown }) =>
   `sha256:${createHash('sha256').update(canonical({ permitted_trigger_types: rev.permitted_trigger_types, steps: rev.steps })).digest('hex')}`;
@@ -154,14 +155,14 @@ describe('Workflows and their versions', () => {
   });
 
   describe('authorization', () => {
-    it('create', () => expectMatrix(t, owner, members, { method: 'post', path: (w) => `/api/v1/workspaces/${w}/workflows`, body: { slug: 'm', display_name: 'm' }, minRole: 'developer', read: false }));
-    it('list', () => expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workflows`, minRole: 'viewer', read: true }));
+    it('create', () => expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `/api/v1/workspaces/${w}/workflows`, body: { slug: 'm', display_name: 'm' }, minRole: 'developer', read: false }));
+    it('list', () => expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workflows`, minRole: 'viewer', read: true }));
     it('versions and publish', async () => {
       const id = await newWorkflow();
-      await expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workflows/${id}/versions`, minRole: 'viewer', read: true });
-      await expectMatrix(t, owner, members, { method: 'patch', path: (w) => `/api/v1/workspaces/${w}/workflows/${id}`, body: { steps: [] }, minRole: 'developer', read: false });
+      await expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workflows/${id}/versions`, minRole: 'viewer', read: true });
+      await expectAccessMatrix(t, owner, members, { method: 'patch', path: (w) => `/api/v1/workspaces/${w}/workflows/${id}`, body: { steps: [] }, minRole: 'developer', read: false });
       const [rev] = await revisions(id);
-      await expectMatrix(t, owner, members, {
+      await expectAccessMatrix(t, owner, members, {
         method: 'post', path: (w) => `/api/v1/workspaces/${w}/workflows/${id}/versions`, body: { revision_id: rev.revision_id, revision_digest: digest(rev), expected_published_revision_id: null }, minRole: 'admin', read: false,
       });
     });

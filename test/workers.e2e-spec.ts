@@ -1,6 +1,7 @@
 import { Role } from 'src/common/access/actions';
 import { Operator, startTestApp, TestApp } from 'test/support/app';
-import { call, digestOf, expectMatrix, mintPassport, roleMembers } from 'test/support/workers';
+import { call, expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
+import { digestOf, mintPassport } from 'test/support/workers';
 
 const SECRET = ['sk-', 'proj-', 'Xk2m9PqL4vR7tY1wZ8bN3cF6hJ0dS5aG'].join('');
 
@@ -111,7 +112,7 @@ describe('Worker drafts, definitions and revisions', () => {
     });
 
     it('authorization matrix', () =>
-      expectMatrix(t, owner, members, { method: 'post', path: (w) => `/api/v1/workspaces/${w}/worker-drafts`, body: { job_description: 'x' }, minRole: 'developer', read: false }));
+      expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => `/api/v1/workspaces/${w}/worker-drafts`, body: { job_description: 'x' }, minRole: 'developer', read: false }));
   });
 
   describe('POST /workers', () => {
@@ -242,7 +243,7 @@ describe('Worker drafts, definitions and revisions', () => {
     });
 
     it('authorization matrix', () =>
-      expectMatrix(t, owner, members, {
+      expectAccessMatrix(t, owner, members, {
         method: 'post', path: (w) => `/api/v1/workspaces/${w}/workers`, body: { slug: 'm', display_name: 'M', agent_passport_id: 'agent-1' }, minRole: 'developer', read: false,
       }));
   });
@@ -276,7 +277,7 @@ describe('Worker drafts, definitions and revisions', () => {
       await call(t, 'get', `${base()}/workers/${created.body.resource_id}/versions`, owner).expect(404);
     });
 
-    it('authorization matrix', () => expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workers`, minRole: 'viewer', read: true }));
+    it('authorization matrix', () => expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workers`, minRole: 'viewer', read: true }));
   });
 
   describe('PATCH /workers/{id}', () => {
@@ -340,7 +341,7 @@ describe('Worker drafts, definitions and revisions', () => {
 
     it('authorization matrix', async () => {
       const workerId = await newWorker();
-      await expectMatrix(t, owner, members, { method: 'patch', path: (w) => `/api/v1/workspaces/${w}/workers/${workerId}`, body: { execution_mode: 'safe' }, minRole: 'developer', read: false });
+      await expectAccessMatrix(t, owner, members, { method: 'patch', path: (w) => `/api/v1/workspaces/${w}/workers/${workerId}`, body: { execution_mode: 'safe' }, minRole: 'developer', read: false });
     });
   });
 
@@ -428,7 +429,7 @@ describe('Worker drafts, definitions and revisions', () => {
     it('authorization matrix (admin)', async () => {
       const workerId = await newWorker();
       const [draft] = await versions(workerId);
-      await expectMatrix(t, owner, members, {
+      await expectAccessMatrix(t, owner, members, {
         method: 'post',
         path: (w) => `/api/v1/workspaces/${w}/workers/${workerId}/versions`,
         body: { revision_id: draft.revision_id, revision_digest: digestOf(draft), expected_published_revision_id: null },
@@ -440,7 +441,7 @@ describe('Worker drafts, definitions and revisions', () => {
 
     it('versions list: authorization matrix', async () => {
       const workerId = await newWorker();
-      await expectMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workers/${workerId}/versions`, minRole: 'viewer', read: true });
+      await expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workers/${workerId}/versions`, minRole: 'viewer', read: true });
     });
   });
 });
