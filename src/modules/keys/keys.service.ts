@@ -13,6 +13,7 @@ import { KeyRow, keyColumns, keyStatus, toKeyContext, toKeyDocument } from 'src/
 import { MintKeyDto, SCOPES } from 'src/modules/keys/dto/mint-key.dto';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
+import { settleAll } from 'src/database/settle-all';
 
 const PREFIXES = ['ob_live', 'ob_test'] as const;
 const TOOLS_MODES = ['full', 'progressive'] as const;
@@ -185,17 +186,7 @@ export class KeysService implements OnModuleInit {
   }
 
   /** One pass of the sync job over every key whose hot-path state is pending; returns how many settled. */
-  async reconcile(pageSize = 100): Promise<number> {
-    let settled = 0;
-    let after = '';
-    for (;;) {
-      const rows: { id: string }[] = await this.dataSource.query(
-        `SELECT id FROM virtual_keys WHERE hot_path_pending AND id > $1 ORDER BY id LIMIT $2`,
-        [after, pageSize],
-      );
-      for (const row of rows) if (await this.sync(row.id)) settled++;
-      if (rows.length < pageSize) return settled;
-      after = rows[rows.length - 1].id;
-    }
+  reconcile(pageSize = 100): Promise<number> {
+    return settleAll(this.dataSource, `SELECT id FROM virtual_keys WHERE hot_path_pending AND id > $1 ORDER BY id LIMIT $2`, (id) => this.sync(id), pageSize);
   }
 }

@@ -7,6 +7,7 @@ import { HotPath } from 'src/modules/publication/hot-path';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 import { ApiError } from 'src/common/http/errors';
+import { settleAll } from 'src/database/settle-all';
 
 export interface Publication {
   state: 'published' | 'pending';
@@ -103,17 +104,7 @@ export class PublicationService {
    * One reconciliation pass over every pending workspace, in pages of `pageSize` (so a workspace
    * that keeps failing never starves the ones after it); returns how many settled.
    */
-  async reconcile(pageSize = 100): Promise<number> {
-    let settled = 0;
-    let after = '';
-    for (;;) {
-      const rows: { id: string }[] = await this.dataSource.query(
-        `SELECT id FROM workspaces WHERE published_version < snapshot_version AND id > $1 ORDER BY id LIMIT $2`,
-        [after, pageSize],
-      );
-      for (const row of rows) if (await this.publish(row.id)) settled++;
-      if (rows.length < pageSize) return settled;
-      after = rows[rows.length - 1].id;
-    }
+  reconcile(pageSize = 100): Promise<number> {
+    return settleAll(this.dataSource, `SELECT id FROM workspaces WHERE published_version < snapshot_version AND id > $1 ORDER BY id LIMIT $2`, (id) => this.publish(id), pageSize);
   }
 }

@@ -1,0 +1,17 @@
+import { DataSource } from 'typeorm';
+
+/**
+ * Runs `settle` on every id a keyset query returns, page after page (so rows that keep failing
+ * never starve the ones after them); returns how many settled. `selectIds` takes `$1` (the last id
+ * seen) and `$2` (the page size) and must order by id.
+ */
+export async function settleAll(dataSource: DataSource, selectIds: string, settle: (id: string) => Promise<boolean>, pageSize = 100): Promise<number> {
+  let settled = 0;
+  let after = '';
+  for (;;) {
+    const rows: { id: string }[] = await dataSource.query(selectIds, [after, pageSize]);
+    for (const row of rows) if (await settle(row.id)) settled++;
+    if (rows.length < pageSize) return settled;
+    after = rows[rows.length - 1].id;
+  }
+}
