@@ -11,15 +11,13 @@
 import { checkParsePolicySet } from '@cedar-policy/cedar-wasm/nodejs';
 import { createHash, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Client } from 'pg';
 import { createApp } from 'src/bootstrap';
 import { loadConfig } from 'src/config/config';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
 import { PolicyCompiler } from 'src/modules/policy/policy.compiler';
+import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
 
-const BASE_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 50);
 const PORT = 3902;
 const sha = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
@@ -52,16 +50,6 @@ function rawParse(source: string): number[] {
   return samples;
 }
 
-async function admin(sql: string): Promise<void> {
-  const client = new Client({ connectionString: BASE_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 async function main(): Promise<void> {
   const rows: string[] = [];
   const fmt = (ms: number) => ms.toFixed(2);
@@ -79,15 +67,13 @@ async function main(): Promise<void> {
   }
   await compiler.close();
 
-  const database = `bench_${randomBytes(6).toString('hex')}`;
-  await admin(`CREATE DATABASE ${database}`);
-  const url = new URL(BASE_DATABASE_URL);
-  url.pathname = `/${database}`;
+  const database = await createSuiteDatabase();
+  const url = database.url;
   const base = `http://127.0.0.1:${PORT}`;
   const config = loadConfig({
     ...process.env,
     PORT: String(PORT),
-    DATABASE_URL: url.toString(),
+    DATABASE_URL: url,
     REDIS_URL,
     REDIS_PREFIX: `bench${randomBytes(4).toString('hex')}`,
     DEV_IDENTITY: '1',
@@ -95,7 +81,7 @@ async function main(): Promise<void> {
     IDENTITY_ISSUER: `${base}/dev-identity`,
     LOG_LEVEL: 'error',
   });
-  const app = await createApp(config, { url: url.toString(), poolSize: config.databasePoolSize, stop: async () => undefined }, { jobs: false });
+  const app = await createApp(config, { url: url, poolSize: config.databasePoolSize, stop: async () => undefined }, { jobs: false });
   try {
     await app.listen(PORT, '127.0.0.1');
     const headers = { Authorization: `Bearer ${await new DevIdentity(config).token('bench-policy', 'bench@example.com', 3600)}`, 'content-type': 'application/json' };
@@ -125,7 +111,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await app.close();
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await database.drop();
   }
 
   process.stdout.write(

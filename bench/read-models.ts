@@ -14,7 +14,6 @@
  */
 import Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from 'src/config/config';
 import { dataSourceOptions } from 'src/database/data-source';
@@ -27,24 +26,13 @@ import { EVENT_TOTALS, TOTALS_FIELDS, usageProjector } from 'src/modules/usage/u
 import { UsageService } from 'src/modules/usage/usage.service';
 import { ReceiptsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
 import { MetricsService } from 'src/common/metrics/metrics.service';
+import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
 
-const BASE_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const INGEST = Number(process.env.BENCH_INGEST ?? 100_000);
 const WORKSPACES = 1000;
 const BUSY = 'ws_bench_0000';
 const DAY = 86_400_000;
-
-async function admin(sql: string): Promise<void> {
-  const client = new Client({ connectionString: BASE_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 async function p95(iterations: number, work: () => Promise<unknown>): Promise<number> {
   for (let i = 0; i < Math.min(5, iterations); i++) await work();
@@ -173,17 +161,15 @@ async function ingest(ds: DataSource, streams: StreamsService, redis: Redis, pre
 }
 
 async function main(): Promise<void> {
-  const name = `bench_rm_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(BASE_DATABASE_URL);
-  url.pathname = `/${name}`;
+  const name = await createSuiteDatabase();
+  const url = name.url;
   const prefix = `bench${randomBytes(3).toString('hex')}`;
-  const config = loadConfig({ DATABASE_URL: url.toString(), REDIS_URL, REDIS_PREFIX: prefix, LOG_LEVEL: 'error' });
+  const config = loadConfig({ DATABASE_URL: url, REDIS_URL, REDIS_PREFIX: prefix, LOG_LEVEL: 'error' });
   const redis = new Redis(REDIS_URL);
   let ds: DataSource | null = null;
   try {
-    await runMigrations(url.toString());
-    ds = await new DataSource(dataSourceOptions(url.toString(), 10)).initialize();
+    await runMigrations(url);
+    ds = await new DataSource(dataSourceOptions(url, 10)).initialize();
     const now = new Date();
     console.log(`seeding ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces`);
     await seed(ds, now);
@@ -222,7 +208,7 @@ async function main(): Promise<void> {
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await name.drop();
   }
 }
 

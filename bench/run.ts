@@ -11,13 +11,11 @@ import Redis from 'ioredis';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Client } from 'pg';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { loadConfig } from 'src/config/config';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
+import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
 
-const BASE_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_S = 3;
@@ -36,16 +34,6 @@ const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim(
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
-async function admin(sql: string): Promise<void> {
-  const client = new Client({ connectionString: BASE_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }
 
 function start(script: string, env: Record<string, string>): ChildProcess {
@@ -99,16 +87,14 @@ async function load(name: string, server: ChildProcess, base: string, paths: str
 }
 
 async function main(): Promise<void> {
-  const database = `bench_${randomBytes(6).toString('hex')}`;
+  const database = await createSuiteDatabase();
   const prefix = `bench${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE ${database}`);
-  const url = new URL(BASE_DATABASE_URL);
-  url.pathname = `/${database}`;
+  const url = database.url;
   const appUrl = `http://127.0.0.1:${APP_PORT}`;
   const env = {
     PORT: String(APP_PORT),
     HOST: '127.0.0.1',
-    DATABASE_URL: url.toString(),
+    DATABASE_URL: url,
     DATABASE_POOL_SIZE: String(POOL_SIZE),
     REDIS_URL,
     REDIS_PREFIX: prefix,
@@ -124,7 +110,7 @@ async function main(): Promise<void> {
     const app = start('src/main.ts', env);
     children.push(app);
     await waitFor(`${appUrl}/healthz`);
-    const baseline = start('bench/baseline.ts', { DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: String(POOL_SIZE), PORT: String(BASELINE_PORT) });
+    const baseline = start('bench/baseline.ts', { DATABASE_URL: url, DATABASE_POOL_SIZE: String(POOL_SIZE), PORT: String(BASELINE_PORT) });
     children.push(baseline);
     const baseUrl = `http://127.0.0.1:${BASELINE_PORT}`;
     await waitFor(baseUrl);
@@ -197,7 +183,7 @@ async function main(): Promise<void> {
       cursor = next;
     } while (cursor !== '0');
     redis.disconnect();
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await database.drop();
   }
 }
 

@@ -9,15 +9,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { createApp } from 'src/bootstrap';
 import { loadConfig } from 'src/config/config';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { PublicationService } from 'src/modules/publication/publication.service';
+import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
 
-const BASE_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
 const PORT = 3903;
 const QUALIFIERS = 32;
@@ -25,16 +23,6 @@ const MODELS = 200;
 const CONNECTIONS = 100;
 
 const percentile = (samples: number[], p: number) => [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))];
-
-async function admin(sql: string): Promise<void> {
-  const client = new Client({ connectionString: BASE_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 async function timed(work: () => Promise<unknown>): Promise<number[]> {
   for (let i = 0; i < 10; i++) await work(); // warm-up
@@ -94,15 +82,13 @@ function readRows(db: DataSource, ws: string): Promise<unknown> {
 }
 
 async function main(): Promise<void> {
-  const database = `bench_${randomBytes(6).toString('hex')}`;
-  await admin(`CREATE DATABASE ${database}`);
-  const url = new URL(BASE_DATABASE_URL);
-  url.pathname = `/${database}`;
+  const database = await createSuiteDatabase();
+  const url = database.url;
   const base = `http://127.0.0.1:${PORT}`;
   const config = loadConfig({
     ...process.env,
     PORT: String(PORT),
-    DATABASE_URL: url.toString(),
+    DATABASE_URL: url,
     REDIS_URL,
     REDIS_PREFIX: `bench${randomBytes(4).toString('hex')}`,
     DEV_IDENTITY: '1',
@@ -110,7 +96,7 @@ async function main(): Promise<void> {
     IDENTITY_ISSUER: `${base}/dev-identity`,
     LOG_LEVEL: 'error',
   });
-  const app = await createApp(config, { url: url.toString(), poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: false });
+  const app = await createApp(config, { url: url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: false });
   const rows: string[] = [];
   try {
     await app.listen(PORT, '127.0.0.1');
@@ -137,7 +123,7 @@ async function main(): Promise<void> {
     rows.push(`| read the same rows, one transaction | ${fmt(percentile(read, 50))} ms | ${fmt(percentile(read, 99))} ms |`);
   } finally {
     await app.close();
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await database.drop();
   }
   process.stdout.write(
     [
