@@ -101,6 +101,15 @@ describe('audit listing', () => {
     await bad({ from: FROM, to: TO, target: 't'.repeat(129) }, ['query', 'target']);
   });
 
+  it('answers 503 Observe read model unavailable, never a partial answer, when a stored row breaks the published schema', async () => {
+    // A row written around the sanitizer (a corrupted read model) must not reach an operator.
+    await insert('key.mint', '2033-01-01T00:00:00Z', { detail: { plaintext: 'ob_live_leaked' } });
+    const res = await list({ from: '2033-01-01T00:00:00Z', to: '2033-01-02T00:00:00Z' }).expect(503);
+    expect(res.body).toEqual({ detail: 'Observe read model unavailable' });
+    expect(JSON.stringify(res.body)).not.toContain('ob_live_leaked');
+    await t.db.query(`DELETE FROM audit_events WHERE occurred_at = '2033-01-01T00:00:00Z'`);
+  });
+
   it('is readable by every role and in a frozen workspace; 404 for strangers', async () => {
     const viewer = await t.member(owner, 'viewer');
     await list({ from: FROM, to: TO }, viewer).expect(200);

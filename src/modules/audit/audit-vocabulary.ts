@@ -1,3 +1,5 @@
+import { closedObject, Schema } from 'src/common/http/document-schema';
+
 /** The closed audit action vocabulary (core spec section 6, CONTRACT.md 2.2). */
 export const AUDIT_ACTIONS = [
   'workspace.create',
@@ -37,7 +39,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
  * spec names for the `key.mint` detail (section 4, Virtual keys), and `model_pattern`, which the
  * connections spec names for `model_connection.*` details (section 4, Model providers); see docs/audit.md.
  */
-const DETAIL_KEYS = new Set([
+export const DETAIL_KEYS = new Set([
   'agent_id', 'bundle_hash', 'connection_id', 'env', 'key_id', 'last4', 'model_pattern', 'policy_id', 'prefix', 'provider_id',
   'publication_state', 'qualifier_id', 'reason', 'revision_id', 'scopes', 'snapshot_version', 'source', 'status', 'tier', 'tools_mode',
 ]);
@@ -83,3 +85,27 @@ export function sanitizeAuditDetail(detail: Record<string, unknown> | undefined)
 
 export const MAX_AUDIT_EMAIL = 320;
 export const MAX_AUDIT_TARGET = 256;
+
+const detailValue: Schema = { type: ['string', 'boolean', 'integer', 'array'], items: { type: 'string' } };
+const timestamp: Schema = { type: 'string', format: 'date-time' };
+
+/** The published schema of the audit listing: what the sanitizer lets through, and nothing else. */
+export const AUDIT_LIST_SCHEMA: Schema = closedObject({
+  schema_version: { const: 1 },
+  workspace_id: { type: 'string' },
+  window: closedObject({ from: timestamp, to: timestamp }),
+  events: {
+    type: 'array',
+    items: closedObject({
+      schema_version: { const: 1 },
+      event_id: { type: 'string' },
+      workspace_id: { type: 'string' },
+      actor: closedObject({ user_id: { type: ['string', 'null'] }, email: { type: ['string', 'null'] } }),
+      action: { enum: [...AUDIT_ACTIONS] },
+      target: { type: ['string', 'null'] },
+      detail: { type: 'object', properties: Object.fromEntries([...DETAIL_KEYS].map((k) => [k, detailValue])), additionalProperties: false },
+      occurred_at: timestamp,
+    }),
+  },
+  next_cursor: { type: ['string', 'null'] },
+});

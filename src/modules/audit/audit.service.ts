@@ -2,11 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { OperatorContext } from 'src/common/access/context';
 import { newId } from 'src/common/ids/ids';
+import { assertConforms } from 'src/common/http/document-schema';
 import { queryError } from 'src/common/http/errors';
 import { CursorValue, decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
-import { AUDIT_ACTIONS, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail } from 'src/modules/audit/audit-vocabulary';
+import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail } from 'src/modules/audit/audit-vocabulary';
 
 export interface AuditEntry {
   workspaceId: string;
@@ -100,12 +101,12 @@ export class AuditService {
     );
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
-    return {
+    return assertConforms(AUDIT_LIST_SCHEMA, {
       schema_version: 1,
       workspace_id: workspaceId,
       window: { from: formatTimeRequired(query.window.from), to: formatTimeRequired(query.window.to) },
       events: page.map(toAuditEvent),
       next_cursor: rows.length > query.limit && last ? encodeCursor(CURSOR, { at: formatTimeRequired(last.occurred_at), id: last.id }) : null,
-    };
+    });
   }
 }

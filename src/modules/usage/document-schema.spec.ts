@@ -1,5 +1,6 @@
 import { ApiError } from 'src/common/http/errors';
-import { assertConforms, schemaMismatch, USAGE_SUMMARY_SCHEMA } from 'src/modules/usage/document-schema';
+import { assertConforms, schemaMismatch } from 'src/common/http/document-schema';
+import { USAGE_SUMMARY_SCHEMA } from 'src/modules/usage/document-schema';
 
 const totals = {
   event_count: 1n, llm_requests: 1n, unpriced_count: 0n, usd_micros: 2n ** 60n, tokens_in: 0n, tokens_out: 0n,

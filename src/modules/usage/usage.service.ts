@@ -5,7 +5,8 @@ import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTime, formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { namedQuery } from 'src/database/named-query';
 import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
-import { assertConforms, USAGE_SUMMARY_SCHEMA } from 'src/modules/usage/document-schema';
+import { assertConforms } from 'src/common/http/document-schema';
+import { USAGE_SUMMARY_SCHEMA } from 'src/modules/usage/document-schema';
 import { Dimension, DIMENSIONS, EVENT_TOTALS, HOUR_MS, TOTALS_FIELDS, TotalsField, usageProjector } from 'src/modules/usage/usage.projector';
 
 export interface UsageQuery {
