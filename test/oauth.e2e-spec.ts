@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { ExpiredGrantsJob } from 'src/modules/connections/expired-grants.job';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
@@ -195,5 +196,32 @@ describe('deployment default OAuth client id', () => {
       await t.close();
       await gw.stop();
     }
+  });
+});
+
+describe('expired OAuth states', () => {
+  let t: TestApp;
+  let gw: GatewayEmulator;
+  beforeAll(async () => {
+    gw = await GatewayEmulator.start();
+    t = await startTestApp({ GATEWAY_URL: gw.url, PUBLIC_URL, WEB_URL });
+  });
+  afterAll(async () => {
+    await t.close();
+    await gw.stop();
+  });
+
+  it('are deleted a day after they expired; live and recently expired ones stay', async () => {
+    const op = await t.signIn();
+    const start = (slug: string) =>
+      t.http().post(`/api/v1/workspaces/${op.workspaceId}/connections`).set(bearer(op)).send({ slug, source: 'native', client_id: 'c', client_secret: 's' }).expect(200);
+    const old = (await start('github')).body.connection.connection_id;
+    const recent = (await start('gitlab')).body.connection.connection_id;
+    const live = (await start('linear')).body.connection.connection_id;
+    await t.db.query(`UPDATE oauth_states SET expires_at = clock_timestamp() - interval '25 hours' WHERE connection_id = $1`, [old]);
+    await t.db.query(`UPDATE oauth_states SET expires_at = clock_timestamp() - interval '23 hours' WHERE connection_id = $1`, [recent]);
+    expect(await t.app.get(ExpiredGrantsJob).purge()).toBe(1);
+    const left = await t.db.query(`SELECT connection_id FROM oauth_states WHERE connection_id = ANY($1) ORDER BY connection_id`, [[old, recent, live]]);
+    expect(left.map((r: { connection_id: string }) => r.connection_id).sort()).toEqual([recent, live].sort());
   });
 });

@@ -4,6 +4,7 @@ import { CatalogService } from 'src/modules/catalog/catalog.service';
 import { ConnectionsController, OAuthController } from 'src/modules/connections/connections.controller';
 import { ConnectionsService } from 'src/modules/connections/connections.service';
 import { AuthProfile, tierOf } from 'src/modules/connections/dto/connection.document';
+import { ExpiredGrantsJob } from 'src/modules/connections/expired-grants.job';
 import { OAuthService } from 'src/modules/connections/oauth.service';
 import { RefreshJob } from 'src/modules/connections/refresh.job';
 import { SnapshotRegistry, SnapshotWorkspace } from 'src/modules/publication/snapshot.registry';
@@ -26,7 +27,7 @@ interface SnapshotRow {
 
 @Module({
   controllers: [ConnectionsController, OAuthController],
-  providers: [ConnectionsService, OAuthService, RefreshJob],
+  providers: [ConnectionsService, OAuthService, RefreshJob, ExpiredGrantsJob],
   exports: [ConnectionsService],
 })
 export class ConnectionsModule implements OnModuleInit {
