@@ -193,6 +193,30 @@ describe('receipts read model', () => {
       expect(await gw.pending('receipts')).toBe(0);
     });
 
+    it('isolates a failing workspace inside a shard of many workspaces, batch after batch, while draining', async () => {
+      const failing = await t.signIn();
+      const healthy = await Promise.all([0, 1, 2, 3, 4].map(() => t.signIn()));
+      await t.db.query(`
+        CREATE FUNCTION fail_one_workspace() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.workspace_id = '${failing.workspaceId}' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$;
+        CREATE TRIGGER fail_one_workspace BEFORE INSERT ON receipt_heads FOR EACH ROW EXECUTE FUNCTION fail_one_workspace();`);
+      const stuck = [0, 1].map((m) => receiptRevision(failing.workspaceId, { occurred_at: at(40 + m) }));
+      const fine = healthy.flatMap((ws, i) => [0, 1].map((m) => receiptRevision(ws.workspaceId, { occurred_at: at(40 + 2 * i + m) })));
+      await gw.add('receipts', stuck[0], ...fine.slice(0, 5), stuck[1], ...fine.slice(5));
+      // Batches of 6 entries over 2 shards: each shard holds several workspaces, so the failing
+      // one's shard rolls back and is retried one workspace at a time.
+      const projected = await t.app.get(StreamsService).drain({ batchLimit: 6, shards: 2 });
+      expect(projected).toBe(10);
+      for (const ws of healthy) expect((await list(ws).expect(200)).body.receipts).toHaveLength(2);
+      expect((await list(failing).expect(200)).body.receipts).toHaveLength(0);
+      expect(await gw.pending('receipts')).toBe(2);
+
+      await t.db.query(`DROP TRIGGER fail_one_workspace ON receipt_heads; DROP FUNCTION fail_one_workspace();`);
+      expect(await gw.pass('receipts', { claimIdleMs: 0 })).toMatchObject({ reclaimed: 2, projected: 2, failed: 0 });
+      expect((await list(failing).expect(200)).body.receipts).toHaveLength(2);
+      expect(await gw.pending('receipts')).toBe(0);
+    });
+
     it('reclaims entries left pending by a consumer that stopped, in bounded pages, and persists its scan position', async () => {
       const ws = await t.signIn();
       await gw.pass('receipts');

@@ -117,9 +117,10 @@ export const receiptsProjector: StreamProjector<ReceiptRevision> = {
   },
 
   async project(manager: EntityManager, entries: ParsedEntry<ReceiptRevision>[]) {
+    // Times travel as ISO strings: cheaper for node-pg than its local-time Date formatting.
     await manager.query(
       PROJECT,
-      COLUMNS.map(([name]) => entries.map((e) => e.value[name])),
+      COLUMNS.map(([name, type]) => (type === 'timestamptz' ? entries.map((e) => (e.value[name] as Date).toISOString()) : entries.map((e) => e.value[name]))),
     );
   },
 

@@ -14,6 +14,11 @@ describe('lossless JSON', () => {
     });
   });
 
+  it('reads text without any long digit run exactly as JSON.parse does', () => {
+    const text = '{"a":123456789012345,"b":-1.5e3,"c":"2026-01-01T00:00:00.000Z","d":[0,null,true]}';
+    expect(parseJsonLossless(text)).toEqual(JSON.parse(text));
+  });
+
   it('rejects what JSON.parse rejects', () => {
     expect(() => parseJsonLossless('{"a":')).toThrow();
     expect(() => parseJsonLossless('not json')).toThrow();

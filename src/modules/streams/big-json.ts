@@ -3,11 +3,15 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
 import { map, Observable } from 'rxjs';
 
+const LONG_DIGITS = /\d{16}/;
+
 /**
  * JSON.parse that loses no integer: an integer literal beyond 2^53 becomes a decimal string
  * (readers turn it into a bigint) instead of a rounded number. Strings are skipped as a whole.
  */
 export function parseJsonLossless(text: string): unknown {
+  // No run of 16 digits anywhere (strings included): no integer can exceed 2^53, parse as is.
+  if (!LONG_DIGITS.test(text)) return JSON.parse(text);
   let out = '';
   let copied = 0;
   let i = 0;

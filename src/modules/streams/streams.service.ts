@@ -46,6 +46,8 @@ export interface PassOptions {
   batchLimit?: number;
   /** How long an entry must have been pending before it is reclaimed from its consumer. */
   claimIdleMs?: number;
+  /** How many transactions project a batch concurrently, each over its own set of workspaces. */
+  shards?: number;
 }
 
 export interface PassResult {
@@ -58,7 +60,9 @@ export interface PassResult {
 }
 
 export const GROUP = 'control';
-export const BATCH_LIMIT = 2000;
+export const BATCH_LIMIT = 10_000;
+/** Concurrent projection transactions per batch (PostgreSQL does the work; one per core or so). */
+export const PROJECT_SHARDS = 3;
 export const CLAIM_IDLE_MS = 60_000;
 export const CONSUME_INTERVAL_MS = 250;
 export const MAINTENANCE_INTERVAL_MS = 3_600_000;
@@ -68,8 +72,33 @@ const PARKED_DATA_MAX = 65_536;
 
 type RawEntry = [id: string, fields: string[] | null];
 
+/** A batch read and parsed, its malformed entries already parked, waiting to be projected. */
+interface AdmittedBatch {
+  projector: StreamProjector<unknown>;
+  redis: Redis;
+  key: string;
+  reclaimed: number;
+  fresh: number;
+  parked: number;
+  valid: ParsedEntry<unknown>[];
+}
+
 export const monthStart = (at: Date, offset = 0) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + offset, 1));
 const monthKey = (at: Date) => monthStart(at).toISOString().slice(0, 7);
+
+/**
+ * Deals whole workspaces to at most `count` shards, largest first onto the lightest shard, so
+ * the shards carry about the same number of entries and never share a workspace.
+ */
+export function shardWorkspaces<E>(groups: Map<string, E[]>, count: number): [string, E[]][][] {
+  const shards = Array.from({ length: Math.max(1, Math.min(count, groups.size)) }, () => ({ size: 0, groups: [] as [string, E[]][] }));
+  for (const group of [...groups].sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : 1))) {
+    const lightest = shards.reduce((min, s) => (s.size < min.size ? s : min));
+    lightest.groups.push(group);
+    lightest.size += group[1].length;
+  }
+  return shards.filter((s) => s.groups.length > 0).map((s) => s.groups);
+}
 
 /**
  * The consumer of the gateway streams (CONTRACT.md 4.4) for every registered read model: one
@@ -138,6 +167,50 @@ export class StreamsService implements OnApplicationShutdown {
 
   /** One consumption pass over `stream`; null when streams are disabled (no REDIS_URL). */
   async pass(stream: StreamName, options: PassOptions = {}): Promise<PassResult | null> {
+    const batch = await this.admit(stream, options);
+    return batch && this.commit(batch, options);
+  }
+
+  /** Runs passes over every stream (the streams concurrently) until each is drained; answers the entries projected. */
+  async drain(options: PassOptions = {}): Promise<number> {
+    // Settled together, so a failing stream never leaves the other one running behind the job's back.
+    const outcomes = await Promise.allSettled([...this.projectors.keys()].map((stream) => this.drainStream(stream, options)));
+    let projected = 0;
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') throw outcome.reason;
+      projected += outcome.value;
+    }
+    return projected;
+  }
+
+  /**
+   * Passes over one stream until one comes back short. The next batch is read, parsed and its
+   * malformed entries parked while the current one is projected; batches still commit (and are
+   * acknowledged) one after the other, in stream order. If a commit throws, the batch read ahead
+   * stays pending and is reclaimed after the idle time, as after a crash.
+   */
+  private async drainStream(stream: StreamName, options: PassOptions): Promise<number> {
+    const limit = options.batchLimit ?? BATCH_LIMIT;
+    let projected = 0;
+    let next: Promise<AdmittedBatch | null> | null = this.stopping ? null : this.admit(stream, options);
+    while (next) {
+      const batch = await next;
+      if (!batch) break;
+      next = batch.reclaimed + batch.fresh >= limit && !this.stopping ? this.admit(stream, options) : null;
+      // Handled here already (a rejection while the commit runs is not unhandled); awaited below.
+      next?.catch(() => undefined);
+      try {
+        projected += (await this.commit(batch, options)).projected;
+      } catch (error) {
+        await next?.catch(() => undefined);
+        throw error;
+      }
+    }
+    return projected;
+  }
+
+  /** Reads one batch (reclaimed, then fresh entries), parses it and parks what is malformed. */
+  private async admit(stream: StreamName, options: PassOptions): Promise<AdmittedBatch | null> {
     const projector = this.projectors.get(stream);
     const redis = this.streamConnection();
     if (!projector || !redis) return null;
@@ -164,25 +237,15 @@ export class StreamsService implements OnApplicationShutdown {
         | null;
       fresh = read?.[0]?.[1] ?? [];
     }
-    const outcome = await this.handle(projector, redis, key, [...claimed, ...fresh]);
-    return { reclaimed: claimed.length, fresh: fresh.length, ...outcome };
-  }
-
-  /** Runs passes over every stream until each is drained. */
-  async drain(options: PassOptions = {}): Promise<void> {
-    for (const stream of this.projectors.keys()) {
-      for (;;) {
-        if (this.stopping) return;
-        const result = await this.pass(stream, options);
-        if (!result || result.reclaimed + result.fresh < (options.batchLimit ?? BATCH_LIMIT)) break;
-      }
-    }
+    const { valid, parked } = await this.parse(projector, redis, key, [...claimed, ...fresh]);
+    return { projector, redis, key, reclaimed: claimed.length, fresh: fresh.length, parked, valid };
   }
 
   @Interval(CONSUME_INTERVAL_MS)
   async tick(): Promise<void> {
     if (this.running || this.stopping) return;
     this.running = this.drain()
+      .then(() => undefined)
       .catch((error: unknown) => this.logger.warn({ msg: 'stream pass failed', error: error instanceof Error ? error.message : 'unknown' }))
       .finally(() => (this.running = null));
     await this.running;
@@ -261,7 +324,8 @@ export class StreamsService implements OnApplicationShutdown {
     this.partitions.add(key);
   }
 
-  private async handle(projector: StreamProjector<unknown>, redis: Redis, key: string, raw: RawEntry[]) {
+  /** Parses a batch; parks (and acknowledges) the malformed entries and those of unknown workspaces. */
+  private async parse(projector: StreamProjector<unknown>, redis: Redis, key: string, raw: RawEntry[]): Promise<{ valid: ParsedEntry<unknown>[]; parked: number }> {
     const parsed: ParsedEntry<unknown>[] = [];
     const parked: (ParkedEntry & { data: string | null })[] = [];
     const oldest = monthStart(new Date(), -this.config.readModelRetentionMonths).getTime();
@@ -303,7 +367,14 @@ export class StreamsService implements OnApplicationShutdown {
       this.metrics.streamParked.inc({ stream: projector.stream }, parked.length);
     }
 
-    const months = new Map(valid.filter((e) => e.partitionTime).map((e) => [monthKey(e.partitionTime!), e.partitionTime!]));
+    return { valid, parked: parked.length };
+  }
+
+  /** Projects a parsed batch and acknowledges what was committed. */
+  private async commit(batch: AdmittedBatch, options: PassOptions): Promise<PassResult> {
+    const { projector, redis, key, valid } = batch;
+    const months = new Map<number, Date>();
+    for (const { partitionTime: at } of valid) if (at) months.set(at.getUTCFullYear() * 12 + at.getUTCMonth(), at);
     for (const at of months.values()) await this.ensurePartition(projector.partitioned, at);
     const groups = new Map<string, ParsedEntry<unknown>[]>();
     for (const e of valid) {
@@ -311,20 +382,30 @@ export class StreamsService implements OnApplicationShutdown {
       if (list) list.push(e);
       else groups.set(e.workspaceId, [e]);
     }
+    // Workspaces are dealt to shards projected concurrently, each in its own transaction: shards
+    // share no row of any read model table (every key starts with the workspace), so they never
+    // wait on each other. A shard that fails falls back to one transaction per workspace, so one
+    // failing workspace neither blocks the others nor loses its entries (they stay pending).
+    const outcomes = await Promise.all(shardWorkspaces(groups, options.shards ?? PROJECT_SHARDS).map((shard) => this.projectShard(projector, shard)));
+    const committed = outcomes.flatMap((o) => o.committed);
+    const failed = outcomes.reduce((n, o) => n + o.failed, 0);
+    if (committed.length > 0) await redis.xack(key, GROUP, ...committed);
+    return { reclaimed: batch.reclaimed, fresh: batch.fresh, projected: committed.length, parked: batch.parked, failed };
+  }
+
+  /** One shard in one transaction; if that fails (and it holds several workspaces), each workspace alone. */
+  private async projectShard(projector: StreamProjector<unknown>, shard: [string, ParsedEntry<unknown>[]][]): Promise<{ committed: string[]; failed: number }> {
     const committed: string[] = [];
     let failed = 0;
-    // The whole batch in one transaction; when it fails, each workspace alone, so one failing
-    // workspace neither blocks the others nor loses its entries (they stay pending).
-    if (groups.size > 1 && (await this.project(projector, valid, null))) {
-      committed.push(...valid.map((e) => e.id));
-    } else {
-      for (const [workspaceId, entries] of groups) {
-        if (await this.project(projector, entries, workspaceId)) committed.push(...entries.map((e) => e.id));
-        else failed += entries.length;
-      }
+    if (shard.length > 1 && (await this.project(projector, shard.flatMap(([, entries]) => entries), null))) {
+      for (const [, entries] of shard) for (const e of entries) committed.push(e.id);
+      return { committed, failed };
     }
-    if (committed.length > 0) await redis.xack(key, GROUP, ...committed);
-    return { projected: committed.length, parked: parked.length, failed };
+    for (const [workspaceId, entries] of shard) {
+      if (await this.project(projector, entries, workspaceId)) for (const e of entries) committed.push(e.id);
+      else failed += entries.length;
+    }
+    return { committed, failed };
   }
 
   private async project(projector: StreamProjector<unknown>, entries: ParsedEntry<unknown>[], workspaceId: string | null): Promise<boolean> {

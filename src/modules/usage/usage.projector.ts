@@ -156,7 +156,13 @@ export const usageProjector: StreamProjector<UsageEntry> = {
         events.push(value.event);
       }
     }
-    if (events.length > 0) await manager.query(PROJECT_EVENTS, EVENT_COLUMNS.map(([name]) => events.map((e) => e[name])));
+    if (events.length > 0) {
+      // Times travel as ISO strings: cheaper for node-pg than its local-time Date formatting.
+      await manager.query(
+        PROJECT_EVENTS,
+        EVENT_COLUMNS.map(([name]) => (name === 'occurred_at' ? events.map((e) => e.occurred_at.toISOString()) : events.map((e) => e[name]))),
+      );
+    }
     await insertGaps(manager, gaps);
   },
 
