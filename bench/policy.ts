@@ -9,14 +9,12 @@
  * BENCH_ITERATIONS (default 50) sets the samples per row.
  */
 import { checkParsePolicySet } from '@cedar-policy/cedar-wasm/nodejs';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { createApp } from 'src/bootstrap';
-import { loadConfig } from 'src/config/config';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
 import { PolicyCompiler } from 'src/modules/policy/policy.compiler';
-import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
+import { startBenchApp } from 'bench/in-process-app';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 50);
 const PORT = 3902;
@@ -67,23 +65,8 @@ async function main(): Promise<void> {
   }
   await compiler.close();
 
-  const database = await createSuiteDatabase();
-  const url = database.url;
-  const base = `http://127.0.0.1:${PORT}`;
-  const config = loadConfig({
-    ...process.env,
-    PORT: String(PORT),
-    DATABASE_URL: url,
-    REDIS_URL,
-    REDIS_PREFIX: `bench${randomBytes(4).toString('hex')}`,
-    DEV_IDENTITY: '1',
-    PUBLIC_URL: base,
-    IDENTITY_ISSUER: `${base}/dev-identity`,
-    LOG_LEVEL: 'error',
-  });
-  const app = await createApp(config, { url: url, poolSize: config.databasePoolSize, stop: async () => undefined }, { jobs: false });
+  const { config, base, close } = await startBenchApp(PORT);
   try {
-    await app.listen(PORT, '127.0.0.1');
     const headers = { Authorization: `Bearer ${await new DevIdentity(config).token('bench-policy', 'bench@example.com', 3600)}`, 'content-type': 'application/json' };
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${base}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -110,8 +93,7 @@ async function main(): Promise<void> {
       rows.push(`| publish, ${name}: ${perSecond.toFixed(1)}/s | ${fmt(percentile(samples, 50))} ms | ${fmt(percentile(samples, 99))} ms | ${fmt(percentile(raw, 50))} ms |`);
     }
   } finally {
-    await app.close();
-    await database.drop();
+    await close();
   }
 
   process.stdout.write(

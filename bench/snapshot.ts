@@ -10,11 +10,9 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
-import { createApp } from 'src/bootstrap';
-import { loadConfig } from 'src/config/config';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { PublicationService } from 'src/modules/publication/publication.service';
-import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
+import { startBenchApp } from 'bench/in-process-app';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
 const PORT = 3903;
@@ -82,24 +80,9 @@ function readRows(db: DataSource, ws: string): Promise<unknown> {
 }
 
 async function main(): Promise<void> {
-  const database = await createSuiteDatabase();
-  const url = database.url;
-  const base = `http://127.0.0.1:${PORT}`;
-  const config = loadConfig({
-    ...process.env,
-    PORT: String(PORT),
-    DATABASE_URL: url,
-    REDIS_URL,
-    REDIS_PREFIX: `bench${randomBytes(4).toString('hex')}`,
-    DEV_IDENTITY: '1',
-    PUBLIC_URL: base,
-    IDENTITY_ISSUER: `${base}/dev-identity`,
-    LOG_LEVEL: 'error',
-  });
-  const app = await createApp(config, { url: url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: false });
+  const { app, config, base, close } = await startBenchApp(PORT);
   const rows: string[] = [];
   try {
-    await app.listen(PORT, '127.0.0.1');
     const token = await new DevIdentity(config).token('bench-snapshot', 'bench@example.com', 3600);
     const me = (await (await fetch(`${base}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { default_workspace_id: string };
     const ws = me.default_workspace_id;
@@ -122,8 +105,7 @@ async function main(): Promise<void> {
     rows.push(`| build snapshot (${bytes} bytes of JSON) | ${fmt(percentile(build, 50))} ms | ${fmt(percentile(build, 99))} ms |`);
     rows.push(`| read the same rows, one transaction | ${fmt(percentile(read, 50))} ms | ${fmt(percentile(read, 99))} ms |`);
   } finally {
-    await app.close();
-    await database.drop();
+    await close();
   }
   process.stdout.write(
     [

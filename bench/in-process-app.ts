@@ -1,0 +1,41 @@
+import { INestApplication } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { createApp } from 'src/bootstrap';
+import { AppConfig, loadConfig } from 'src/config/config';
+import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
+
+export interface BenchApp {
+  app: INestApplication;
+  config: AppConfig;
+  /** `http://127.0.0.1:{port}`, where the app listens. */
+  base: string;
+  close(): Promise<void>;
+}
+
+/** Control in this process, listening on `port`, on a fresh database with the development issuer (for operator tokens). */
+export async function startBenchApp(port: number): Promise<BenchApp> {
+  const database = await createSuiteDatabase();
+  const base = `http://127.0.0.1:${port}`;
+  const config = loadConfig({
+    ...process.env,
+    PORT: String(port),
+    DATABASE_URL: database.url,
+    REDIS_URL,
+    REDIS_PREFIX: `bench${randomBytes(4).toString('hex')}`,
+    DEV_IDENTITY: '1',
+    PUBLIC_URL: base,
+    IDENTITY_ISSUER: `${base}/dev-identity`,
+    LOG_LEVEL: 'error',
+  });
+  const app = await createApp(config, { url: database.url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: false });
+  await app.listen(port, '127.0.0.1');
+  return {
+    app,
+    config,
+    base,
+    async close() {
+      await app.close();
+      await database.drop();
+    },
+  };
+}
