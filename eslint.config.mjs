@@ -17,4 +17,6 @@ export default tseslint.config(
     },
   },
   { files: ['test/**/*.ts', 'src/**/*.spec.ts', 'bench/**/*.ts'], rules: { '@typescript-eslint/require-await': 'off' } },
+  // Jest loads global setup and teardown outside its module resolution: relative imports only.
+  { files: ['test/support/global-*.ts'], rules: { 'no-restricted-imports': 'off' } },
 );

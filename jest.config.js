@@ -15,6 +15,14 @@ module.exports = {
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/src/**/*.spec.ts'] },
-    { ...common, displayName: 'e2e', rootDir: __dirname, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      rootDir: __dirname,
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // Every response the suites see is checked against docs/openapi.json (test/support/observed-responses.ts).
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
   ],
 };

@@ -1,5 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
+import { FastifyInstance } from 'fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { Role } from 'src/common/access/actions';
@@ -7,6 +8,7 @@ import { createApp } from 'src/bootstrap';
 import { AppConfig, loadConfig } from 'src/config/config';
 import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
 import { IdentityIssuer } from 'test/support/identity-issuer';
+import { loadDocument, ResponseRecorder } from 'test/support/observed-responses';
 
 export interface Operator {
   token: string;
@@ -50,9 +52,15 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
     ...env,
   });
   const app = await createApp(config, { url: database.url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: options.jobs ?? false });
+  const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
+  const recorder = new ResponseRecorder(loadDocument());
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    recorder.record(request.method, request.routeOptions.url, reply.statusCode, reply.getHeader('content-type') as string | undefined, payload);
+    return payload;
+  });
   await app.init();
   // Fastify routes only after `ready()`, which `listen()` would have called.
-  await (app.getHttpAdapter().getInstance() as { ready(): Promise<unknown> }).ready();
+  await fastify.ready();
   const http = () => request.agent(app.getHttpServer());
 
   const signIn = async (sub = `user-${randomBytes(4).toString('hex')}`): Promise<Operator> => {
@@ -79,6 +87,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
       return { ...user, workspaceId };
     },
     async close() {
+      recorder.flush();
       await app.close();
       await issuer.stop();
       await database.drop();

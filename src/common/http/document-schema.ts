@@ -1,21 +1,29 @@
 import { ApiError } from 'src/common/http/errors';
 
 /**
- * The subset of JSON Schema the published read-model schemas use: `type` (one or a list of
- * `object`, `array`, `string`, `integer`, `boolean`, `null`), `properties` with `required` and
- * `additionalProperties: false`, `items`, `enum`, `minimum`, `const` and `format: date-time`.
- * An `integer` is a safe JS integer or a bigint.
+ * A JSON Schema (2020-12) as the response documents use it. `schemaMismatch` (and so
+ * `assertConforms`) enforces `type` (one or a list of `object`, `array`, `string`, `integer`,
+ * `boolean`, `null`), `properties` with `required` and `additionalProperties: false`, `items`,
+ * `enum`, `minimum`, `const` and `format: date-time`, where an `integer` is a safe JS integer or a
+ * bigint; the other keywords are documentation, held by the e2e response check
+ * (test/support/observed-responses.ts), which validates every response the suites see.
  */
 export interface Schema {
   type?: string | string[];
+  description?: string;
   properties?: Record<string, Schema>;
   required?: string[];
-  additionalProperties?: false;
+  additionalProperties?: false | Schema;
   items?: Schema;
+  oneOf?: Schema[];
   enum?: unknown[];
   const?: unknown;
   minimum?: number;
-  format?: 'date-time';
+  minItems?: number;
+  maxItems?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: 'date-time' | 'uri';
 }
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

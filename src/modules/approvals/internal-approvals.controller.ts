@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { Internal } from 'src/common/access/decorators';
 import { ApprovalsService } from 'src/modules/approvals/approvals.service';
 import { ExecutionReportBody, HeldCallBody } from 'src/modules/approvals/dto/approval.dto';
+import { Answers } from 'src/common/http/documented';
 
 /** The gateway's side of approvals (CONTRACT.md 4.2): held calls and execution reports. */
 @Controller('internal/v1/workspaces/:ws/approvals')
@@ -15,6 +16,7 @@ export class InternalApprovalsController {
   /** 201 for a new pending approval; 200 for a repeated `request_id` or a call denied at once. */
   @Post()
   @HttpCode(200)
+  @Answers(201, 'A new pending approval', { type: 'object' })
   @Internal()
   async hold(@Param('ws') ws: string, @Body() body: HeldCallBody, @Res({ passthrough: true }) res: unknown) {
     const { created, approval } = await this.approvals.hold(ws, body);

@@ -4,8 +4,10 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { DOMAIN_MODULES } from 'src/app.module';
-import { FROZEN_ALLOWED } from 'src/common/access/actions';
+import { ACTION_MIN_ROLE, FROZEN_ALLOWED } from 'src/common/access/actions';
 import { Access, ACCESS_KEY } from 'src/common/access/decorators';
+import { Schema } from 'src/common/http/document-schema';
+import { Answer, ANSWERS_KEY, RETURNS_KEY } from 'src/common/http/documented';
 import metadata from 'src/modules/openapi/metadata';
 
 /** Swagger UI; the document is at `{OPENAPI_PATH}/openapi.json`. Served outside the controllers, so the access guard never sees them. */
@@ -19,14 +21,11 @@ interface Route {
   success: number;
   body: boolean;
   query: boolean;
+  /** `@Returns`: the success body. */
+  returns?: Schema;
+  /** `@Answers`: the statuses the handler answers of its own. */
+  answers: Answer[];
 }
-
-/** Statuses a handler answers that its declarations do not show: a success status it sets itself, or a route-level refusal. */
-const EXTRA_RESPONSES: Record<string, Record<number, 'Created' | keyof typeof ERROR_RESPONSES>> = {
-  'post /internal/v1/workspaces/{ws}/approvals': { 201: 'Created' },
-  'post /internal/v1/workspaces/{ws}/webhook-evidence': { 201: 'Created' },
-  'get /dev-identity/.well-known/jwks.json': { 404: 'DevIdentityOff' },
-};
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ 'application/json': { schema } });
@@ -91,6 +90,8 @@ export function routes(): Route[] {
         success: redirect ? 302 : ((Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? (method === 'post' ? 201 : 200)),
         body: has(RouteParamtypes.BODY),
         query: has(RouteParamtypes.QUERY),
+        returns: Reflect.getMetadata(RETURNS_KEY, handler) as Schema | undefined,
+        answers: (Reflect.getMetadata(ANSWERS_KEY, handler) as Answer[] | undefined) ?? [],
       });
     }
   }
@@ -99,53 +100,66 @@ export function routes(): Route[] {
 
 /** Error responses shared by many operations (`#/components/responses/...`). */
 const ERROR_RESPONSES: Record<string, [string, string]> = {
-  Malformed: ['Malformed JSON body, or a refusal the route documents', 'Detail'],
-  Refused: ['Refused (see the route documentation)', 'Detail'],
+  Malformed: ['Malformed JSON body', 'Detail'],
   SessionRejected: ['Session required, or not accepted', 'Detail'],
   ServiceTokenRejected: ['Service token not accepted', 'Detail'],
   Forbidden: ["Action not permitted for the caller's role", 'Detail'],
-  NotFound: ['Workspace not found (also for a non-member), or the resource is not in it', 'Detail'],
-  Conflict: ['Workspace is frozen, or a conflict the route documents', 'Detail'],
+  NotFound: ['Workspace not found (also for a non-member)', 'Detail'],
+  Conflict: ['Workspace is frozen', 'Detail'],
   TooLarge: ['Request body too large', 'Detail'],
   Invalid: ['Validation failure', 'ValidationError'],
   Internal: ['Internal error', 'ServiceError'],
   IdentityUnconfigured: ['Dashboard identity is not configured', 'Detail'],
   ServiceAuthUnconfigured: ['Service authentication is not configured', 'Detail'],
-  DevIdentityOff: ['The development issuer is off (DEV_IDENTITY is not 1)', 'Detail'],
 };
-const error = (name: keyof typeof ERROR_RESPONSES) => ({ $ref: `#/components/responses/${name}` });
+type ErrorResponse = keyof typeof ERROR_RESPONSES;
+const error = (name: ErrorResponse) => ({ $ref: `#/components/responses/${name}` });
 
-/** The responses a route's declarations promise: its success, then the errors of its access kind, body and query. */
+/** A route's own answers at one status, merged with the shared response (if any) it also answers there. */
+function merged(shared: ErrorResponse | undefined, answers: Answer[]): ResponseObject {
+  const description = [shared && ERROR_RESPONSES[shared][0], ...answers.map((a) => a.description)].filter(Boolean).join('; ');
+  const bodies = [...(shared ? [ERROR_RESPONSES[shared][1]] : []), ...answers.map((a) => a.body)].filter((b) => b !== null);
+  const schemas = [...new Set(bodies.map((b) => JSON.stringify(typeof b === 'string' ? ref(b) : b)))].map((b) => JSON.parse(b) as SchemaObject);
+  if (schemas.length === 0) return { description };
+  return { description, content: json(schemas.length === 1 ? schemas[0] : { oneOf: schemas }) };
+}
+
+/** The responses a route's declarations promise: its success, the errors of its access kind, body and query, and its own answers. */
 function responses(route: Route): Record<string, ResponseObject | ReferenceObject> {
-  const out: Record<string, ResponseObject | ReferenceObject> = {};
+  const out: Record<string, ErrorResponse | ResponseObject> = {};
   if (route.success === 204) out[204] = { description: 'No content' };
   else if (route.success === 302) out[302] = { description: 'Redirect (Location header)' };
-  else out[route.success] = { description: 'Success', content: json({}) };
-  if (route.success === 302) out[400] = error('Refused');
+  else out[route.success] = { description: 'Success', content: json(route.returns ?? {}) };
   if (route.body) {
-    out[400] = error('Malformed');
-    out[413] = error('TooLarge');
+    out[400] = 'Malformed';
+    out[413] = 'TooLarge';
   }
-  if (route.body || route.query) out[422] = error('Invalid');
-  const kind = route.access.kind;
-  if (kind === 'internal') {
-    out[401] = error('ServiceTokenRejected');
-    out[503] = error('ServiceAuthUnconfigured');
+  if (route.body || route.query) out[422] = 'Invalid';
+  const access = route.access;
+  if (access.kind === 'internal') {
+    out[401] = 'ServiceTokenRejected';
+    out[503] = 'ServiceAuthUnconfigured';
   }
-  if (kind === 'session' || kind === 'workspace') {
-    out[401] = error('SessionRejected');
-    out[503] = error('IdentityUnconfigured');
+  if (access.kind === 'session' || access.kind === 'workspace') {
+    out[401] = 'SessionRejected';
+    out[503] = 'IdentityUnconfigured';
   }
-  if (route.access.kind === 'workspace') {
-    out[403] = error('Forbidden');
-    out[404] = error('NotFound');
-    if (!FROZEN_ALLOWED.has(route.access.action)) out[409] = error('Conflict');
+  if (access.kind === 'workspace') {
+    if (ACTION_MIN_ROLE[access.action] !== 'viewer') out[403] = 'Forbidden';
+    out[404] = 'NotFound';
+    if (!FROZEN_ALLOWED.has(access.action)) out[409] = 'Conflict';
   }
-  out[500] = error('Internal');
-  for (const [status, name] of Object.entries(EXTRA_RESPONSES[`${route.method} ${route.path}`] ?? {})) {
-    out[status] = name === 'Created' ? { description: 'Created', content: json({}) } : error(name);
+  out[500] = 'Internal';
+  for (const status of new Set(route.answers.map((a) => a.status))) {
+    const shared = out[status];
+    if (typeof shared === 'object') throw new Error(`${route.method} ${route.path}: @Answers(${status}) repeats its success status`);
+    out[status] = merged(shared, route.answers.filter((a) => a.status === status));
   }
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => Number(a) - Number(b)));
+  return Object.fromEntries(
+    Object.entries(out)
+      .sort(([a], [b]) => Number(a) - Number(b))
+      .map(([status, response]) => [status, typeof response === 'string' ? error(response) : response]),
+  );
 }
 
 /** OpenAPI 3.1 has no `nullable`: `{type: T, nullable: true}` becomes `{type: [T, "null"]}`, anything else `anyOf` with null. */

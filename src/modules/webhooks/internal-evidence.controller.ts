@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { Internal } from 'src/common/access/decorators';
 import { WebhookEvidenceDto } from 'src/modules/webhooks/dto/evidence.dto';
 import { WebhookEvidenceService } from 'src/modules/webhooks/webhook-evidence.service';
+import { Answers } from 'src/common/http/documented';
 
 /** The gateway's side of webhook evidence (CONTRACT.md 4.2). */
 @Controller('internal/v1/workspaces/:ws/webhook-evidence')
@@ -15,6 +16,7 @@ export class InternalEvidenceController {
   /** 201 for a newly recorded event; 200 for a repeat of the same `evidence_id` with the same content. */
   @Post()
   @HttpCode(200)
+  @Answers(201, 'A newly recorded event', { type: 'object' })
   @Internal()
   async record(@Param('ws') ws: string, @Body() body: WebhookEvidenceDto, @Res({ passthrough: true }) res: unknown) {
     const { created, evidence } = await this.evidence.record(ws, body);

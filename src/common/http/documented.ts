@@ -1,0 +1,31 @@
+import { SetMetadata } from '@nestjs/common';
+import { Schema } from 'src/common/http/document-schema';
+
+/**
+ * What a handler answers beyond what its declarations show, for the OpenAPI document. Every
+ * response the e2e suites see is checked against the document (test/support/observed-responses.ts),
+ * so these are promises the tests hold the code to.
+ */
+export const RETURNS_KEY = 'openapi:returns';
+export const ANSWERS_KEY = 'openapi:answers';
+
+/** The error body shapes of `components.schemas` (src/modules/openapi/openapi.ts). */
+export type ErrorBody = 'Detail' | 'ValidationError' | 'ServiceError';
+
+export interface Answer {
+  status: number;
+  description: string;
+  /** An error shape, a schema of its own, or null for no body. */
+  body: ErrorBody | Schema | null;
+}
+
+/** The JSON body of the handler's success status. */
+export const Returns = (schema: Schema) => SetMetadata(RETURNS_KEY, schema);
+
+/** A status this handler answers of its own (repeatable): `@Answers(409, '`stale revision`')`. */
+export function Answers(status: number, description: string, body: Answer['body'] = 'Detail'): MethodDecorator {
+  return (_target, _key, descriptor) => {
+    const answers = (Reflect.getMetadata(ANSWERS_KEY, descriptor.value as object) as Answer[] | undefined) ?? [];
+    Reflect.defineMetadata(ANSWERS_KEY, [{ status, description, body }, ...answers], descriptor.value as object);
+  };
+}
