@@ -2,7 +2,7 @@ import { Validator } from '@cfworker/json-schema';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { routes } from 'src/modules/openapi/openapi';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
-import { Document, loadDocument } from 'test/support/observed-responses';
+import { checkObservations, createObservationsDir, Document, loadDocument, ResponseRecorder } from 'test/support/observed-responses';
 
 type Operation = { method: string; path: string; op: Document['paths'][string][string] };
 
@@ -90,5 +90,73 @@ describe('OpenAPI document (/api/docs)', () => {
         await probe(o, fill(o, owner.workspaceId), bearer(owner));
       }
     });
+  });
+});
+
+describe('the response check every e2e suite runs through (test/support/observed-responses.ts)', () => {
+  const detail = { 'application/json': { schema: { $ref: '#/components/schemas/Detail' } } };
+  const doc: Document = {
+    paths: {
+      '/things/{id}': {
+        get: {
+          responses: {
+            200: { description: 'Success', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } } },
+            404: { $ref: '#/components/responses/NotFound' },
+            500: { $ref: '#/components/responses/Internal' },
+          },
+        },
+        delete: { responses: { 204: { description: 'No content' } } },
+      },
+      '/blobs': { get: { responses: { 200: { description: 'Success', content: { 'application/json': { schema: {} } } } } } },
+    },
+    components: {
+      schemas: {
+        Thing: { type: 'object', required: ['id'], properties: { id: { type: 'string' } }, additionalProperties: false },
+        Detail: { type: 'object', required: ['detail'], properties: { detail: { type: 'string' } } },
+      },
+      responses: { NotFound: { description: 'Not found', content: detail }, Internal: { description: 'Internal', content: detail } },
+    },
+  };
+  type Seen = [method: string, template: string, status: number, contentType: string | undefined, payload: string];
+  const JSON_TYPE = 'application/json; charset=utf-8';
+  const check = (complete: boolean, ...responses: Seen[]) => {
+    const dir = createObservationsDir();
+    const recorder = new ResponseRecorder(doc);
+    for (const seen of responses) recorder.record(...seen);
+    recorder.flush(dir);
+    return checkObservations(doc, dir, complete);
+  };
+  const ok: Seen = ['GET', '/things/:id', 200, JSON_TYPE, '{"id":"t1"}'];
+  const missing: Seen = ['GET', '/things/:id', 404, JSON_TYPE, '{"detail":"thing not found"}'];
+  const gone: Seen = ['DELETE', '/things/:id', 204, undefined, ''];
+  const blob: Seen = ['GET', '/blobs', 200, JSON_TYPE, '{"any":1}'];
+
+  it('passes documented statuses with conforming bodies (a shared 500 need not be observed)', () => {
+    expect(check(false, ok, missing, gone)).toEqual([]);
+  });
+
+  it('fails a status the document does not list', () => {
+    expect(check(false, ok, ['GET', '/things/:id', 409, JSON_TYPE, '{"detail":"stale"}'])).toEqual(['get /things/{id} 409: status 409 is not documented']);
+  });
+
+  it('fails a body that does not conform, even after conforming ones', () => {
+    const failures = check(false, ok, ['GET', '/things/:id', 200, JSON_TYPE, '{"id":"t1","secret":"x"}']);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(/^get \/things\/\{id\} 200: body does not conform: .*\{"id":"t1","secret":"x"\}/);
+  });
+
+  it('fails a success body the document gives no schema, and a body where it documents none', () => {
+    expect(check(false, blob, ['DELETE', '/things/:id', 204, JSON_TYPE, '{}'])).toEqual([
+      'get /blobs 200: the document gives this body no schema (add @Returns to the handler)',
+      'delete /things/{id} 204: a JSON body where the document has none',
+    ]);
+  });
+
+  it('fails documented statuses no suite observed, when every suite ran', () => {
+    expect(check(true, ok, gone)).toEqual([
+      'get /things/{id} 404: documented, never observed by an e2e suite',
+      'get /blobs 200: documented, never observed by an e2e suite',
+    ]);
+    expect(check(false, ok, gone)).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { checkObservations, OBSERVATIONS_DIR } from './observed-responses';
+import { checkObservations, loadDocument, OBSERVATIONS_DIR } from './observed-responses';
 
 /** The parts of Jest 29's global configuration that narrow a run to some suites or tests. */
 interface RunFilters {
@@ -17,7 +17,7 @@ export default function globalTeardown(config: RunFilters): void {
   const dir = process.env[OBSERVATIONS_DIR];
   if (!dir) return;
   const everySuite = !config.testPathPattern && !config.testNamePattern && !config.onlyChanged && !config.findRelatedTests && !config.changedSince;
-  const failures = checkObservations(dir, everySuite);
+  const failures = checkObservations(loadDocument(), dir, everySuite);
   if (failures.length > 0) {
     throw new Error(`The OpenAPI document (docs/openapi.json) and the responses the e2e suites saw disagree:\n${failures.map((f) => `  ${f}`).join('\n')}`);
   }

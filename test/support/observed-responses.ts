@@ -81,8 +81,7 @@ export class ResponseRecorder {
   }
 
   /** Adds this application's observations to the run's (a no-op outside a Jest run with the global setup). */
-  flush(): void {
-    const dir = process.env[OBSERVATIONS_DIR];
+  flush(dir = process.env[OBSERVATIONS_DIR]): void {
     if (dir) writeFileSync(join(dir, `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.json`), JSON.stringify(this.seen));
   }
 }
@@ -104,7 +103,7 @@ function merge(dir: string): Observations {
 }
 
 /** Every documented `route status` no suite observed (shared mechanism responses excepted). */
-export function unobserved(doc: Document, seen: Observations): string[] {
+function unobserved(doc: Document, seen: Observations): string[] {
   const out: string[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const method of METHODS.filter((m) => item[m])) {
@@ -123,7 +122,7 @@ export function unobserved(doc: Document, seen: Observations): string[] {
  * when `complete`, else of the routes (`method path`) matching `CONTROL_OPENAPI_COMPLETE`, a regular
  * expression for checking one module's routes on a partial run.
  */
-export function checkObservations(dir: string, complete: boolean): string[] {
+export function checkObservations(doc: Document, dir: string, complete: boolean): string[] {
   const seen = merge(dir);
   rmSync(dir, { recursive: true, force: true });
   const failures = Object.entries(seen).flatMap(([route, statuses]) =>
@@ -132,7 +131,7 @@ export function checkObservations(dir: string, complete: boolean): string[] {
       .map(([status, mismatch]) => `${route} ${status}: ${mismatch}`),
   );
   const only = process.env.CONTROL_OPENAPI_COMPLETE;
-  const missing = complete ? unobserved(loadDocument(), seen) : only ? unobserved(loadDocument(), seen).filter((r) => new RegExp(only).test(r)) : [];
+  const missing = complete || only ? unobserved(doc, seen).filter((r) => complete || new RegExp(only!).test(r)) : [];
   failures.push(...missing.map((r) => `${r}: documented, never observed by an e2e suite`));
   return failures;
 }

@@ -1,0 +1,40 @@
+import { closedObject, Schema } from 'src/common/http/document-schema';
+import { SCOPES } from 'src/modules/keys/dto/mint-key.dto';
+
+const patterns: Schema = { type: 'array', items: { type: 'string' } };
+const limit: Schema = { type: ['integer', 'null'], minimum: 0 };
+const optionalTime: Schema = { type: ['string', 'null'], format: 'date-time' };
+
+/** What a key document and the key context share (core spec section 2, Virtual key). */
+const KEY_FIELDS: Record<string, Schema> = {
+  key_id: { type: 'string' },
+  prefix: { enum: ['ob_live', 'ob_test'] },
+  status: { enum: ['active', 'revoked', 'expired'] },
+  agent_id: { type: 'string' },
+  allowed_models: patterns,
+  allowed_tools: patterns,
+  tools_mode: { enum: ['full', 'progressive'] },
+  budget_micros_usd_month: limit,
+  rpm: limit,
+  tpm: limit,
+  scopes: { type: 'array', items: { enum: [...SCOPES] } },
+  attributes: { type: 'object', description: 'Free-form, carried into the key context.' },
+  expires_at: optionalTime,
+  revoked_at: optionalTime,
+};
+
+/** A virtual key as operators see it: never the secret or its digest. */
+export const KEY_SCHEMA: Schema = closedObject({ ...KEY_FIELDS, last4: { type: 'string' }, created_at: { type: 'string', format: 'date-time' } });
+
+/** The mint answer: the key plus its plaintext, returned this once. */
+export const MINTED_KEY_SCHEMA: Schema = closedObject({ ...KEY_SCHEMA.properties, plaintext: { type: 'string', pattern: '^ob_(live|test)_[A-Za-z0-9_-]+$' } });
+
+export const KEY_LIST_SCHEMA: Schema = closedObject({ keys: { type: 'array', items: KEY_SCHEMA } });
+
+/** The key context the gateway evaluates (`GET /internal/v1/keys/{key_hash}`, the hot-path entry). */
+export const KEY_CONTEXT_SCHEMA: Schema = closedObject({
+  schema_version: { const: 1 },
+  workspace_id: { type: 'string' },
+  env: { enum: ['dev', 'stage', 'prod'] },
+  ...KEY_FIELDS,
+});
