@@ -35,6 +35,7 @@ describe('configuration', () => {
     ['IDENTITY_ISSUER', 'not a url'],
     ['IDENTITY_JWKS_TTL_S', '0'],
     ['SERVICE_JWT_SECRET', 'short'],
+    ['SERVICE_JWT_SECRET_PREVIOUS', 'short'],
     ['POLICY_COMPILER_CONCURRENCY', '-1'],
     ['LOG_LEVEL', 'loud'],
     ['DEV_IDENTITY', 'yes'],
@@ -46,6 +47,13 @@ describe('configuration', () => {
       expect((error as Error).message).toMatch(new RegExp(`^invalid configuration: ${name}: [^\\n]+$`));
       expect((error as Error).message).not.toContain(value === 'short' ? value : '\u0000');
     }
+  });
+
+  it('refuses a previous service secret without a current one', () => {
+    expect(() => loadConfig({ SERVICE_JWT_SECRET_PREVIOUS: 'p'.repeat(32) })).toThrow(
+      'invalid configuration: SERVICE_JWT_SECRET_PREVIOUS: set only beside SERVICE_JWT_SECRET (the secret rotated to)',
+    );
+    expect(loadConfig({ SERVICE_JWT_SECRET: 's'.repeat(32), SERVICE_JWT_SECRET_PREVIOUS: 'p'.repeat(32) })).toMatchObject({ serviceJwtPreviousSecret: 'p'.repeat(32) });
   });
 
   it('refuses the development issuer in production', () => {

@@ -18,6 +18,7 @@ class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) IDENTITY_JWKS_TTL_S?: number;
   @IsOptional() @IsString() IDENTITY_AUTHORIZED_PARTIES?: string;
   @IsOptional() @IsString() @MinLength(32) SERVICE_JWT_SECRET?: string;
+  @IsOptional() @IsString() @MinLength(32) SERVICE_JWT_SECRET_PREVIOUS?: string;
   @IsOptional() @IsUrl(urlOptions) GATEWAY_URL?: string;
   @IsOptional() @IsUrl(urlOptions) GATEWAY_PUBLIC_URL?: string;
   @IsOptional() @IsUrl(urlOptions) PUBLIC_URL?: string;
@@ -45,6 +46,8 @@ export interface AppConfig {
   jwksTtlSeconds: number;
   authorizedParties: string[];
   serviceJwtSecret: string | undefined;
+  /** Still accepted on inbound service tokens while a rotation is under way; never used to sign. */
+  serviceJwtPreviousSecret: string | undefined;
   gatewayUrl: string;
   gatewayPublicUrl: string;
   publicUrl: string;
@@ -87,6 +90,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (devIdentity && vars.NODE_ENV === 'production') {
     throw new ConfigError('invalid configuration: DEV_IDENTITY: the development issuer is refused when NODE_ENV=production');
   }
+  if (vars.SERVICE_JWT_SECRET_PREVIOUS && !vars.SERVICE_JWT_SECRET) {
+    throw new ConfigError('invalid configuration: SERVICE_JWT_SECRET_PREVIOUS: set only beside SERVICE_JWT_SECRET (the secret rotated to)');
+  }
   const port = vars.PORT ?? 3000;
   const gatewayUrl = trimSlash(vars.GATEWAY_URL ?? 'http://127.0.0.1:8080');
   return {
@@ -101,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     jwksTtlSeconds: vars.IDENTITY_JWKS_TTL_S ?? 600,
     authorizedParties: (vars.IDENTITY_AUTHORIZED_PARTIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     serviceJwtSecret: vars.SERVICE_JWT_SECRET,
+    serviceJwtPreviousSecret: vars.SERVICE_JWT_SECRET_PREVIOUS,
     gatewayUrl,
     gatewayPublicUrl: trimSlash(vars.GATEWAY_PUBLIC_URL ?? gatewayUrl),
     publicUrl: trimSlash(vars.PUBLIC_URL ?? `http://localhost:${port}`),

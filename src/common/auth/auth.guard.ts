@@ -86,7 +86,10 @@ export class AuthGuard implements CanActivate {
     const token = bearer(header);
     if (!token) throw new ApiError(401, 'service token not accepted');
     if (this.serviceTokens.get(token)) return;
-    if (!(await verifyServiceToken(token, secret, 'gateway', 'control'))) throw new ApiError(401, 'service token not accepted');
+    const previous = this.config.serviceJwtPreviousSecret;
+    const accepted =
+      (await verifyServiceToken(token, secret, 'gateway', 'control')) || (previous !== undefined && (await verifyServiceToken(token, previous, 'gateway', 'control')));
+    if (!accepted) throw new ApiError(401, 'service token not accepted');
     this.serviceTokens.set(token, true, (decodeJwt(token).exp as number) * 1000);
   }
 }
