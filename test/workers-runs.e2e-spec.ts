@@ -188,6 +188,35 @@ describe('runs with an orchestrator', () => {
     await call(t, 'post', `${base()}/worker-demo-runs`, owner, { template_id: 'nope' }).expect(422);
   });
 
+  it('refuses a demo run once the trial allowance is used up, recording nothing', async () => {
+    await t.db.query(`UPDATE worker_plans SET plan = 'free' WHERE workspace_id = $1`, [owner.workspaceId]);
+    await t.db.query(
+      `INSERT INTO worker_runs (id, workspace_id, kind, template_id, status, environment_classes, input, created_by_user_id, orchestrator_run_id)
+       SELECT 'run_trial' || g, $1, 'demo', 'tpl_web_research', 'succeeded', '{research}', '{}', $2, 'x' FROM generate_series(1, 3) g`,
+      [owner.workspaceId, owner.userId],
+    );
+    const runs = async () => (await t.db.query(`SELECT count(*)::int AS n FROM worker_runs WHERE workspace_id = $1`, [owner.workspaceId]))[0].n;
+    try {
+      const before = await runs();
+      const res = await call(t, 'post', `${base()}/worker-demo-runs`, owner, { template_id: 'tpl_web_research' }).expect(402);
+      expect(res.body).toEqual({
+        detail: {
+          code: 'trial_exhausted',
+          reason: 'entitlement',
+          what: 'the demo run was not started',
+          why: 'the demo runs of the trial allowance are used up',
+          suggested_fix: 'create a worker from the template and run it',
+          rule_reference: 'docs/workers.md#runs',
+          set_by: 'control',
+        },
+      });
+      expect(await runs()).toBe(before);
+    } finally {
+      await t.db.query(`DELETE FROM worker_runs WHERE id LIKE 'run_trial%'`);
+      await t.db.query(`UPDATE worker_plans SET plan = 'team' WHERE workspace_id = $1`, [owner.workspaceId]);
+    }
+  });
+
   it('answers the typed 503 when the orchestrator refuses, keeping the run failed', async () => {
     orchestrator.refuse = true;
     const res = await call(t, 'post', `${base()}/worker-runs`, owner, { worker_id: workerId }).expect(503);
@@ -220,6 +249,30 @@ describe('runs with an orchestrator', () => {
       const res = await call(t, 'post', `${base()}/worker-runs/${id}/cancel`, owner).expect(503);
       expect(res.body.detail).toMatchObject({ code: 'orchestrator_refused', what: 'the cancel was not applied; the run is unchanged' });
       expect((await call(t, 'get', `${base()}/worker-runs/${id}`, owner).expect(200)).body.run.status).toBe('queued');
+    });
+
+    it('answers the typed 503 for every control the orchestrator refuses, leaving state and lease as they were', async () => {
+      const id = await start();
+      const refused = (verb: string) => ({
+        detail: {
+          code: 'orchestrator_refused',
+          reason: 'orchestration_unavailable',
+          what: `the ${verb} was not applied; the run is unchanged`,
+          why: 'the orchestration service refused the request',
+          suggested_fix: 'check the orchestration service (see the workers doctor), then try again',
+          rule_reference: 'docs/workers.md#runs',
+          set_by: 'control',
+        },
+      });
+      const run = async () => (await call(t, 'get', `${base()}/worker-runs/${id}`, owner).expect(200)).body.run;
+      orchestrator.refuse = true;
+      await setStatus(id, 'running');
+      expect((await call(t, 'post', `${base()}/worker-runs/${id}/pause`, owner).expect(503)).body).toEqual(refused('pause'));
+      expect((await call(t, 'post', `${base()}/worker-runs/${id}/control-lease`, owner, {}).expect(503)).body).toEqual(refused('control-lease'));
+      expect(await run()).toMatchObject({ status: 'running', control_lease: null });
+      await setStatus(id, 'paused');
+      expect((await call(t, 'post', `${base()}/worker-runs/${id}/resume`, owner).expect(503)).body).toEqual(refused('resume'));
+      expect((await run()).status).toBe('paused');
     });
 
     it('grants the control lease to one admin at a time', async () => {
@@ -285,6 +338,13 @@ describe('runs with an orchestrator', () => {
       expect(again.revoked_at).toBe(revoked.revoked_at);
       await call(t, 'post', `${base()}/worker-session-profiles`, owner, { name: 'browser-login', environment_class: 'browser' }).expect(201);
       expect((await call(t, 'get', `${base()}/worker-session-profiles/wsp_nope`, owner).expect(404)).body).toEqual({ detail: 'session profile not found' });
+    });
+
+    it('answers 422 for a cursor the list did not issue', async () => {
+      for (const list of ['worker-session-profiles', 'worker-runs']) {
+        const res = await call(t, 'get', `${base()}/${list}?cursor=nope`, members.viewer).expect(422);
+        expect(res.body.detail).toEqual([{ loc: ['query', 'cursor'], msg: 'invalid cursor', type: 'value_error' }]);
+      }
     });
 
     it('validates and screens', async () => {

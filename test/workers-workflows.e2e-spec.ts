@@ -143,7 +143,9 @@ describe('Workflows and their versions', () => {
     const bad = await call(t, 'patch', `${base()}/${id}`, owner, { steps: [{ step_id: 'A B', worker_id: publishedWorker, extra: 1 }] }).expect(422);
     expect(bad.body.detail.map((e: { loc: unknown[] }) => e.loc)).toEqual(expect.arrayContaining([['body', 'steps', 0, 'step_id'], ['body', 'steps', 0, 'extra']]));
     await call(t, 'post', base(), owner, { slug: 'UP', display_name: 'x' }).expect(422);
-    await call(t, 'get', `${base()}/wfl_000000000000000000000000`, owner).expect(404);
+    expect((await call(t, 'get', `${base()}/wfl_000000000000000000000000`, owner).expect(404)).body).toEqual({ detail: 'workflow not found' });
+    const cursor = await call(t, 'get', `${base()}?cursor=nope`, owner).expect(422);
+    expect(cursor.body.detail).toEqual([{ loc: ['query', 'cursor'], msg: 'invalid cursor', type: 'value_error' }]);
   });
 
   it('lets one of two racing publishes through', async () => {

@@ -339,6 +339,14 @@ describe('Worker drafts, definitions and revisions', () => {
       await call(t, 'patch', `${base()}/workers/wkr_000000000000000000000000`, owner, { execution_mode: 'safe' }).expect(404);
     });
 
+    it('answers 409 worker is retired, leaving the revisions alone', async () => {
+      const workerId = await newWorker();
+      await t.db.query(`UPDATE workers SET lifecycle = 'retired' WHERE id = $1`, [workerId]);
+      const res = await call(t, 'patch', `${base()}/workers/${workerId}`, owner, { execution_mode: 'safe' }).expect(409);
+      expect(res.body).toEqual({ detail: 'worker is retired' });
+      expect((await versions(workerId))[0].execution_mode).toBe('balanced');
+    });
+
     it('authorization matrix', async () => {
       const workerId = await newWorker();
       await expectAccessMatrix(t, owner, members, { method: 'patch', path: (w) => `/api/v1/workspaces/${w}/workers/${workerId}`, body: { execution_mode: 'safe' }, minRole: 'developer', read: false });
