@@ -175,6 +175,20 @@ describe('connections', () => {
       expect(await audits(op.workspaceId, 'connection.credential.store')).toEqual([]);
       expect(await version(op.workspaceId)).toBe(v);
     });
+
+    it('answers 502 upstream_error when the gateway cannot seal a client secret or a broker key', async () => {
+      const op = await t.signIn();
+      gw.fail(SEAL, 503);
+      const upstream = { error: { code: 'upstream_error', message: 'gateway call failed' } };
+      const started = await start(op, { slug: 'github', source: 'native', client_id: 'cid', client_secret: 'client-secret-1' }).expect(502);
+      expect(started.body).toEqual(upstream);
+      expect(await t.db.query(`SELECT 1 FROM connections WHERE workspace_id = $1 AND kind = 'tool'`, [op.workspaceId])).toEqual([]);
+      // The broker account is registered (and published) before its key is sealed: it stays pending without one.
+      const broker = await post(op, '/catalog-providers', { provider: 'broker_a', api_key: 'broker-key-abcdef123456' }).expect(502);
+      expect(broker.body).toEqual(upstream);
+      const [account] = await t.db.query(`SELECT status, credential_envelope FROM connections WHERE workspace_id = $1 AND kind = 'catalog_provider'`, [op.workspaceId]);
+      expect(account).toEqual({ status: 'pending', credential_envelope: null });
+    });
   });
 
   describe('disable, purge, discard', () => {
@@ -406,6 +420,7 @@ describe('connections', () => {
     ];
     gw.fail(SEAL, 500, { error: { code: 'boom', message: secrets[0] } });
     responses.push(await post(op, `/connections/${id}/reconnect`, { api_key: secrets[0] }));
+    expect([responses[5].status, responses[5].body]).toEqual([502, { error: { code: 'upstream_error', message: 'gateway call failed' } }]);
     const audit = JSON.stringify(await t.db.query(`SELECT detail, target FROM audit_events WHERE workspace_id = $1`, [op.workspaceId]));
     const haystack = [logs.join(''), audit, ...responses.map((r) => JSON.stringify(r.body) + JSON.stringify(r.headers))].join('\n');
     for (const secret of secrets) expect(haystack).not.toContain(secret);

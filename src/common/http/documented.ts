@@ -22,6 +22,9 @@ export interface Answer {
 /** The JSON body of the handler's success status. */
 export const Returns = (schema: Schema) => SetMetadata(RETURNS_KEY, schema);
 
+/** The handler has no success answer (a route the specification reserves and always refuses): only its `@Answers`. */
+export const OnlyRefuses = () => SetMetadata(RETURNS_KEY, null);
+
 /** A status this handler answers of its own (repeatable): `@Answers(409, '`stale revision`')`. */
 export function Answers(status: number, description: string, body: Answer['body'] = 'Detail'): MethodDecorator {
   return (_target, _key, descriptor) => {

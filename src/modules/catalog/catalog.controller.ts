@@ -1,20 +1,11 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { Action } from 'src/common/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/common/access/context';
-import { Lane, LANES } from 'src/modules/catalog/catalog.schema';
-import { CATALOG_CURSOR_MAX, CATALOG_OFFSET_MAX, CatalogService, toCatalogCard, toCatalogRow } from 'src/modules/catalog/catalog.service';
+import { Answers, Returns } from 'src/common/http/documented';
+import { CATALOG_INDEX_SCHEMA, CATALOG_ROW_SCHEMA } from 'src/modules/catalog/catalog.responses';
+import { CatalogService, toCatalogCard, toCatalogRow } from 'src/modules/catalog/catalog.service';
+import { CatalogQueryDto } from 'src/modules/catalog/dto/catalog-query.dto';
 import { ConnectionsService } from 'src/modules/connections/connections.service';
-
-export class CatalogQueryDto {
-  @IsOptional() @IsString() @MaxLength(64) q?: string;
-  @IsOptional() @IsString() @MaxLength(64) category?: string;
-  @IsOptional() @IsIn(LANES, { message: 'unknown catalog source' }) source?: Lane;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100) limit?: number;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(CATALOG_OFFSET_MAX) offset?: number;
-  @IsOptional() @IsString() @MaxLength(CATALOG_CURSOR_MAX) cursor?: string;
-}
 
 const BROWSE_PARAMS = ['q', 'category', 'source', 'limit', 'offset', 'cursor'] as const;
 
@@ -27,6 +18,9 @@ export class CatalogController {
 
   /** The whole catalog, or a browse page when any browse parameter is present (discriminated by `page`). */
   @Get()
+  @Returns(CATALOG_INDEX_SCHEMA)
+  @Answers(400, '`provide either cursor or offset, not both`, `malformed catalog cursor`, `catalog cursor does not match this query`')
+  @Answers(422, '`unknown catalog source`', 'ValidationError')
   @Action('workspace.read')
   async index(@Workspace() ws: WorkspaceContext, @Query() query: CatalogQueryDto) {
     const head = { schema_version: this.catalog.schemaVersion, generated_at: this.catalog.generatedAt };
@@ -41,6 +35,8 @@ export class CatalogController {
   }
 
   @Get(':slug')
+  @Returns(CATALOG_ROW_SCHEMA)
+  @Answers(404, '`unknown catalog slug`')
   @Action('workspace.read')
   entry(@Param('slug') slug: string) {
     return toCatalogRow(this.catalog.require(slug));

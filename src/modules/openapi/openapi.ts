@@ -21,8 +21,8 @@ interface Route {
   success: number;
   body: boolean;
   query: boolean;
-  /** `@Returns`: the success body. */
-  returns?: Schema;
+  /** `@Returns`: the success body; null for `@OnlyRefuses`. */
+  returns?: Schema | null;
   /** `@Answers`: the statuses the handler answers of its own. */
   answers: Answer[];
 }
@@ -90,7 +90,7 @@ export function routes(): Route[] {
         success: redirect ? 302 : ((Reflect.getMetadata(HTTP_CODE_METADATA, handler) as number | undefined) ?? (method === 'post' ? 201 : 200)),
         body: has(RouteParamtypes.BODY),
         query: has(RouteParamtypes.QUERY),
-        returns: Reflect.getMetadata(RETURNS_KEY, handler) as Schema | undefined,
+        returns: Reflect.getMetadata(RETURNS_KEY, handler) as Schema | null | undefined,
         answers: (Reflect.getMetadata(ANSWERS_KEY, handler) as Answer[] | undefined) ?? [],
       });
     }
@@ -124,12 +124,16 @@ function merged(shared: ErrorResponse | undefined, answers: Answer[]): ResponseO
   return { description, content: json(schemas.length === 1 ? schemas[0] : { oneOf: schemas }) };
 }
 
+function success(route: Route): ResponseObject {
+  if (route.success === 204) return { description: 'No content' };
+  if (route.success === 302) return { description: 'Redirect (Location header)' };
+  return { description: 'Success', content: json(route.returns ?? {}) };
+}
+
 /** The responses a route's declarations promise: its success, the errors of its access kind, body and query, and its own answers. */
 function responses(route: Route): Record<string, ResponseObject | ReferenceObject> {
   const out: Record<string, ErrorResponse | ResponseObject> = {};
-  if (route.success === 204) out[204] = { description: 'No content' };
-  else if (route.success === 302) out[302] = { description: 'Redirect (Location header)' };
-  else out[route.success] = { description: 'Success', content: json(route.returns ?? {}) };
+  if (route.returns !== null) out[route.success] = success(route);
   if (route.body) {
     out[400] = 'Malformed';
     out[413] = 'TooLarge';
