@@ -132,6 +132,16 @@ describe('policy', () => {
       expect(res.body).toEqual({ detail: 'workspace publication state is unavailable' });
     });
 
+    it('answers the same 500 to draft, test and publish, writing nothing', async () => {
+      const tm = await team();
+      await t.db.query(`UPDATE workspaces SET snapshot_version = 0, published_version = 0 WHERE id = $1`, [tm.ws]);
+      const before = await written(tm.ws);
+      for (const res of [await put(tm.owner, { cedar_text: VALID }), await test(tm.owner), await publish(tm.owner, { expected_draft_hash: sha(DEFAULT_POLICY) })]) {
+        expect([res.status, res.body]).toEqual([500, { detail: 'workspace publication state is unavailable' }]);
+      }
+      expect(await written(tm.ws)).toEqual(before);
+    });
+
     matrix((op, ws) => get(op, ws), []);
   });
 
@@ -537,5 +547,28 @@ describe('policy compiler bound (POLICY_COMPILER_CONCURRENCY=1)', () => {
     expect(statuses).toContain(503);
     expect(statuses).toContain(200);
     expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+  });
+});
+
+describe('policy compiler timeout (POLICY_COMPILE_TIMEOUT_MS=1)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ POLICY_COMPILE_TIMEOUT_MS: '1' });
+  });
+  afterAll(() => t.close());
+
+  it('answers 503 policy_compiler_unavailable to test and publish when a compile outlives the bound, writing nothing', async () => {
+    const owner = await t.signIn();
+    const path = (tail: string) => `/api/v1/workspaces/${owner.workspaceId}/policy${tail}`;
+    const state = () => t.db.query(`SELECT snapshot_version, (SELECT count(*)::int FROM policy_revisions WHERE workspace_id = $1) AS revisions FROM workspaces WHERE id = $1`, [owner.workspaceId]);
+    const before = await state();
+    // A compile starts a worker and loads Cedar: far longer than 1 ms.
+    for (const res of [
+      await t.http().post(path('/test')).set(bearer(owner)),
+      await t.http().post(path('/publish')).set(bearer(owner)).send({ expected_draft_hash: sha(DEFAULT_POLICY) }),
+    ]) {
+      expect([res.status, res.body]).toEqual([503, { detail: 'policy_compiler_unavailable' }]);
+    }
+    expect(await state()).toEqual(before);
   });
 });

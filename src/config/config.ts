@@ -26,6 +26,7 @@ class EnvironmentVariables {
   @IsOptional() @IsString() OAUTH_DEFAULT_CLIENT_ID?: string;
   @IsOptional() @IsUrl(urlOptions) ORCHESTRATOR_URL?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(64) POLICY_COMPILER_CONCURRENCY?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(600000) POLICY_COMPILE_TIMEOUT_MS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) APPROVAL_TTL_S?: number;
   @IsOptional() @IsIn(['0', '1']) DEV_IDENTITY?: string;
   @IsOptional() @IsIn(['debug', 'info', 'warn', 'error']) LOG_LEVEL?: string;
@@ -56,6 +57,8 @@ export interface AppConfig {
   /** Worker orchestration service; unset = runs are refused with a typed 503. */
   orchestratorUrl: string | undefined;
   policyCompilerConcurrency: number;
+  /** Longest one compile may run before its worker is terminated (`policy_compiler_unavailable`). */
+  policyCompileTimeoutMs: number;
   approvalTtlSeconds: number;
   devIdentity: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
@@ -65,6 +68,9 @@ export interface AppConfig {
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
+
+/** Longest a single policy compile may run before its worker is terminated. */
+export const DEFAULT_POLICY_COMPILE_TIMEOUT_MS = 10_000;
 
 export class ConfigError extends Error {}
 
@@ -115,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     oauthDefaultClientId: vars.OAUTH_DEFAULT_CLIENT_ID || undefined,
     orchestratorUrl: vars.ORCHESTRATOR_URL ? trimSlash(vars.ORCHESTRATOR_URL) : undefined,
     policyCompilerConcurrency: vars.POLICY_COMPILER_CONCURRENCY ?? 2,
+    policyCompileTimeoutMs: vars.POLICY_COMPILE_TIMEOUT_MS ?? DEFAULT_POLICY_COMPILE_TIMEOUT_MS,
     approvalTtlSeconds: vars.APPROVAL_TTL_S ?? 900,
     devIdentity,
     logLevel: (vars.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',

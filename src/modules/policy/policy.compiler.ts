@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { CompileResult, toCompileResult } from 'src/modules/policy/diagnostics';
 import GATEWAY_SCHEMA from 'src/modules/policy/gateway.cedarschema.json';
 import { MetricsService } from 'src/common/metrics/metrics.service';
+import { DEFAULT_POLICY_COMPILE_TIMEOUT_MS } from 'src/config/config';
 
 export type CompilerFailure = 'policy_compiler_busy' | 'policy_compiler_unavailable';
 
@@ -13,9 +14,6 @@ export class PolicyCompilerError extends Error {
     super(reason);
   }
 }
-
-/** Longest a single compile may run before its worker is terminated. */
-export const DEFAULT_COMPILE_TIMEOUT_MS = 10_000;
 
 /**
  * The worker's whole program: load the compiler once, then answer one strict validation per
@@ -55,7 +53,7 @@ export class PolicyCompiler implements OnModuleDestroy {
 
   constructor(
     private readonly concurrency: number,
-    private readonly timeoutMs = DEFAULT_COMPILE_TIMEOUT_MS,
+    private readonly timeoutMs = DEFAULT_POLICY_COMPILE_TIMEOUT_MS,
     private readonly metrics?: Pick<MetricsService, 'compileDuration' | 'compileBusy'>,
   ) {}
 

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { DEFAULT_COMPILE_TIMEOUT_MS, PolicyCompiler } from 'src/modules/policy/policy.compiler';
+import { PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { PolicyController } from 'src/modules/policy/policy.controller';
 import { PolicyService } from 'src/modules/policy/policy.service';
 
@@ -11,7 +11,7 @@ import { PolicyService } from 'src/modules/policy/policy.service';
     PolicyService,
     {
       provide: PolicyCompiler,
-      useFactory: (config: AppConfig, metrics: MetricsService) => new PolicyCompiler(config.policyCompilerConcurrency, DEFAULT_COMPILE_TIMEOUT_MS, metrics),
+      useFactory: (config: AppConfig, metrics: MetricsService) => new PolicyCompiler(config.policyCompilerConcurrency, config.policyCompileTimeoutMs, metrics),
       inject: [APP_CONFIG, MetricsService],
     },
   ],

@@ -3,7 +3,8 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { Internal } from 'src/common/access/decorators';
 import { WebhookEvidenceDto } from 'src/modules/webhooks/dto/evidence.dto';
 import { WebhookEvidenceService } from 'src/modules/webhooks/webhook-evidence.service';
-import { Answers } from 'src/common/http/documented';
+import { Answers, Returns } from 'src/common/http/documented';
+import { EVIDENCE_SCHEMA } from 'src/modules/webhooks/webhooks.responses';
 
 /** The gateway's side of webhook evidence (CONTRACT.md 4.2). */
 @Controller('internal/v1/workspaces/:ws/webhook-evidence')
@@ -16,7 +17,15 @@ export class InternalEvidenceController {
   /** 201 for a newly recorded event; 200 for a repeat of the same `evidence_id` with the same content. */
   @Post()
   @HttpCode(200)
-  @Answers(201, 'A newly recorded event', { type: 'object' })
+  @Returns(EVIDENCE_SCHEMA)
+  @Answers(201, 'A newly recorded event', EVIDENCE_SCHEMA)
+  @Answers(404, '`workspace not found`, `connection not found`')
+  @Answers(409, '`evidence_id already recorded with different content`')
+  @Answers(
+    422,
+    '`workspace_id must match the path`, `trust must be the trust of the signature profile`, `a result cannot claim more trust than its event`, `received_at must be an RFC 3339 timestamp`',
+    'ValidationError',
+  )
   @Internal()
   async record(@Param('ws') ws: string, @Body() body: WebhookEvidenceDto, @Res({ passthrough: true }) res: unknown) {
     const { created, evidence } = await this.evidence.record(ws, body);
