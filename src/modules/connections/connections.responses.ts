@@ -1,21 +1,10 @@
 import { closedObject, Schema } from 'src/common/http/document-schema';
 import { LANES } from 'src/modules/catalog/catalog.schema';
+import { PUBLICATION_SCHEMA } from 'src/modules/publication/publication.responses';
 
 const timestamp: Schema = { type: 'string', format: 'date-time' };
 const optionalTime: Schema = { type: ['string', 'null'], format: 'date-time' };
 const sessionId: Schema = { type: 'string', pattern: '^cxs_[a-f0-9]{32}$' };
-
-/** The `publication` object of documents that report one: `published_version` only once a version has published. */
-export const PUBLICATION_SCHEMA: Schema = {
-  type: 'object',
-  properties: {
-    state: { enum: ['published', 'pending'] },
-    requested_version: { type: 'integer', minimum: 1 },
-    published_version: { type: 'integer', minimum: 1 },
-  },
-  required: ['state', 'requested_version'],
-  additionalProperties: false,
-};
 
 /** The operator connection projection (connections spec section 2): never the broker reference, target or auth profile. */
 export const CONNECTION_SCHEMA: Schema = closedObject({

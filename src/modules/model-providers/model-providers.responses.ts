@@ -1,5 +1,5 @@
 import { closedObject, Schema } from 'src/common/http/document-schema';
-import { PUBLICATION_SCHEMA } from 'src/modules/connections/connections.responses';
+import { PUBLICATION_SCHEMA } from 'src/modules/publication/publication.responses';
 import { PROVIDER_NAMES } from 'src/modules/model-providers/providers';
 
 const micros: Schema = { type: 'integer', minimum: 0 };

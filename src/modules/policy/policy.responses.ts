@@ -1,18 +1,11 @@
 import { closedObject, Schema } from 'src/common/http/document-schema';
 import { DIAGNOSTIC_CODES } from 'src/modules/policy/diagnostics';
+import { PUBLICATION_SCHEMA } from 'src/modules/publication/publication.responses';
 
 const id: Schema = { type: 'string' };
 const timestamp: Schema = { type: 'string', format: 'date-time' };
 const sha256: Schema = { type: 'string', pattern: '^sha256:[a-f0-9]{64}$' };
 const position: Schema = { type: 'integer', minimum: 1 };
-
-/** How far a staged snapshot got: `published_version` only once one was published. */
-export const PUBLICATION_SCHEMA: Schema = {
-  type: 'object',
-  properties: { state: { enum: ['published', 'pending'] }, requested_version: position, published_version: position },
-  required: ['state', 'requested_version'],
-  additionalProperties: false,
-};
 
 /** The policy document (`operator_policy`); the revision fields appear together once a revision exists. */
 export const POLICY_SCHEMA: Schema = {

@@ -1,6 +1,6 @@
 import { closedObject, Schema } from 'src/common/http/document-schema';
 import { AUTH_MODES, EFFECT_KINDS, LANES } from 'src/modules/catalog/catalog.schema';
-import { PUBLICATION_SCHEMA } from 'src/modules/connections/connections.responses';
+import { PUBLICATION_SCHEMA } from 'src/modules/publication/publication.responses';
 import { DECISIONS, EVIDENCE_TRUST, INVOCATION_STATES } from 'src/modules/receipts/receipt-values';
 import { EVIDENCE_RANKING } from 'src/modules/routing/dto/capability.document';
 import { MAX_EXCLUDED } from 'src/modules/routing/dto/route-decision.document';

@@ -1,6 +1,6 @@
 import { closedObject, Schema } from 'src/common/http/document-schema';
 import { EVIDENCE_TRUST } from 'src/modules/receipts/receipt-values';
-import { PUBLICATION_SCHEMA } from 'src/modules/policy/policy.responses';
+import { PUBLICATION_SCHEMA } from 'src/modules/publication/publication.responses';
 import { MAX_RESULTS, RESULT_OUTCOMES, SUBSCRIPTION_ID } from 'src/modules/webhooks/dto/evidence.dto';
 import { MAX_SIGNING_KEYS, MAX_TOLERANCE_SECONDS } from 'src/modules/webhooks/dto/subscription.schema';
 import { SIGNATURE_PROFILE_NAMES } from 'src/modules/webhooks/signatures/signature-profiles';
