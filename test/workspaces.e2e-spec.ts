@@ -126,6 +126,11 @@ describe('workspaces', () => {
       const narrowed = await t.http().get('/api/v1/workspaces').query({ org_id: 'org_other' }).set(bearer(solo)).expect(200);
       expect(narrowed.body).toEqual({ workspaces: [] });
     });
+
+    it('answers 422 with field-shaped detail for an org_id filter over 64 characters', async () => {
+      const res = await t.http().get('/api/v1/workspaces').query({ org_id: 'o'.repeat(65) }).set(bearer(owner)).expect(422);
+      expect(res.body).toEqual({ detail: [{ loc: ['query', 'org_id'], msg: 'org_id must be shorter than or equal to 64 characters', type: 'string_too_long' }] });
+    });
   });
 
   describe('GET /workspaces/{ws}, overview and client endpoints', () => {

@@ -3,7 +3,8 @@ import { Public } from 'src/common/access/decorators';
 import { ApiError } from 'src/common/http/errors';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
-import { Answers } from 'src/common/http/documented';
+import { Answers, Returns } from 'src/common/http/documented';
+import { JWKS_SCHEMA } from 'src/modules/identity/identity.responses';
 
 @Controller('dev-identity')
 export class DevIdentityController {
@@ -13,6 +14,7 @@ export class DevIdentityController {
   ) {}
 
   @Get('.well-known/jwks.json')
+  @Returns(JWKS_SCHEMA)
   @Public()
   @Answers(404, 'The development issuer is off (DEV_IDENTITY is not 1)')
   jwks() {

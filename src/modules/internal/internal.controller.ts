@@ -1,6 +1,9 @@
 import { Controller, Get, Header, Param } from '@nestjs/common';
 import { Internal } from 'src/common/access/decorators';
+import { Answers, Returns } from 'src/common/http/documented';
 import { ApiError } from 'src/common/http/errors';
+import { SNAPSHOT_SCHEMA } from 'src/modules/internal/internal.responses';
+import { KEY_CONTEXT_SCHEMA } from 'src/modules/keys/keys.responses';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
@@ -17,6 +20,9 @@ export class InternalController {
 
   /** The key context, served as stored JSON text (no re-serialization on the hot path). */
   @Get('keys/:keyHash')
+  @Returns(KEY_CONTEXT_SCHEMA)
+  @Answers(400, '`key hash must be sha256 hex`')
+  @Answers(404, '`key not found`: unknown digest or missing workspace')
   @Internal()
   @Header('Content-Type', 'application/json; charset=utf-8')
   async key(@Param('keyHash') keyHash: string): Promise<string> {
@@ -28,6 +34,9 @@ export class InternalController {
 
   /** The snapshot recompiled from committed state; 503 `snapshot_unavailable` when a part cannot be built. */
   @Get('workspaces/:workspaceId/snapshot')
+  @Returns(SNAPSHOT_SCHEMA)
+  @Answers(404, '`workspace not found`')
+  @Answers(503, '`snapshot_unavailable`: a part cannot be built from committed state; the gateway keeps its pinned snapshot')
   @Internal()
   async snapshot(@Param('workspaceId') workspaceId: string) {
     let snapshot: Record<string, unknown> | null;
