@@ -4,6 +4,7 @@ import { RefreshJob } from 'src/modules/connections/refresh.job';
 import { GatewayClient } from 'src/modules/gateway/gateway.client';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { eventually } from 'test/support/eventually';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
 
 const REFRESH = '/internal/v1/credentials/refresh';
@@ -49,7 +50,7 @@ describe('credential refresh job', () => {
     const version = (await t.db.query(`SELECT snapshot_version FROM workspaces WHERE id = $1`, [op.workspaceId]))[0].snapshot_version;
     gw.reset();
 
-    expect(await job.runOnce()).toEqual({ refreshed: 1, deferred: 0, refused: 0 });
+    expect(await job.runOnce()).toEqual({ refreshed: 1, deferred: 0, refused: 0, superseded: 0 });
     const calls = gw.callsTo(REFRESH);
     expect(calls.map((c) => c.body)).toEqual([
       { workspace_id: op.workspaceId, connection_id: due, connector_slug: 'github', refresh_envelope: before.refresh_envelope, credential_revision: before.credential_revision },
@@ -67,7 +68,7 @@ describe('credential refresh job', () => {
     const [listed] = (await t.http().get(`${base(op)}/connections`).set(bearer(op)).expect(200)).body.connections;
     expect(listed.last_refreshed_at).toBe(after.last_refreshed_at.toISOString());
 
-    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 0 });
+    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 0, superseded: 0 });
   });
 
   it('with two instances claiming the same rows, refreshes each connection exactly once', async () => {
@@ -88,19 +89,36 @@ describe('credential refresh job', () => {
     }
   });
 
+  it('drops a result when the operator disabled the connection while the gateway was refreshing', async () => {
+    const op = await t.signIn();
+    const id = await connect(op, 'github', 120);
+    gw.reset();
+    const release = gw.hold(REFRESH);
+    const pass = job.runOnce();
+    await eventually(async () => expect(gw.callsTo(REFRESH)).toHaveLength(1));
+    await t.http().post(`${base(op)}/connections/${id}/disable`).set(bearer(op)).expect(200);
+    const disabled = await row(id);
+    const version = (await t.db.query(`SELECT snapshot_version FROM workspaces WHERE id = $1`, [op.workspaceId]))[0].snapshot_version;
+    release();
+
+    expect(await pass).toEqual({ refreshed: 0, deferred: 0, refused: 0, superseded: 1 });
+    expect(await row(id)).toEqual(disabled);
+    expect((await t.db.query(`SELECT snapshot_version FROM workspaces WHERE id = $1`, [op.workspaceId]))[0].snapshot_version).toBe(version);
+  });
+
   it('records a permanent refusal (invalid_grant), keeps the envelopes, stops retrying until a reconnect', async () => {
     const op = await t.signIn();
     const id = await connect(op, 'github', 60);
     const before = await row(id);
     gw.reset();
     gw.fail(REFRESH, 400, { error: { code: 'invalid_grant' } });
-    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 1 });
+    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 1, superseded: 0 });
     const after = await row(id);
     expect(after).toMatchObject({ status: 'pending', refresh_failure: 'invalid_grant', credential_envelope: before.credential_envelope, refresh_envelope: before.refresh_envelope, last4: before.last4 });
     const [listed] = (await t.http().get(`${base(op)}/connections`).set(bearer(op)).expect(200)).body.connections;
     expect(listed).toMatchObject({ status: 'pending', last4: before.last4, refreshable: true });
     expect((await snapshotOf(op.workspaceId)).connections).toEqual([]);
-    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 0 });
+    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 0, superseded: 0 });
     expect(gw.callsTo(REFRESH)).toHaveLength(1);
 
     gw.reset();
@@ -117,11 +135,11 @@ describe('credential refresh job', () => {
     const before = await row(id);
     gw.reset();
     gw.fail(REFRESH, 429);
-    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 1, refused: 0 });
+    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 1, refused: 0, superseded: 0 });
     const after = await row(id);
     expect(after).toMatchObject({ status: 'active', refresh_attempts: 1, refresh_failure: null, credential_envelope: before.credential_envelope, refresh_envelope: before.refresh_envelope });
     expect(after.refresh_not_before.getTime()).toBeGreaterThan(Date.now());
-    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 0 });
+    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 0, superseded: 0 });
 
     await t.db.query(`UPDATE connections SET refresh_not_before = now() - interval '1 second' WHERE id = $1`, [id]);
     gw.reset();
@@ -129,7 +147,7 @@ describe('credential refresh job', () => {
     const client = t.app.get(GatewayClient);
     client.timeoutMs = 200;
     try {
-      expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 1, refused: 0 });
+      expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 1, refused: 0, superseded: 0 });
     } finally {
       client.timeoutMs = 10_000;
     }
@@ -137,7 +155,7 @@ describe('credential refresh job', () => {
 
     await t.db.query(`UPDATE connections SET refresh_not_before = now() - interval '1 second' WHERE id = $1`, [id]);
     gw.reset();
-    expect(await job.runOnce()).toEqual({ refreshed: 1, deferred: 0, refused: 0 });
+    expect(await job.runOnce()).toEqual({ refreshed: 1, deferred: 0, refused: 0, superseded: 0 });
     expect(await row(id)).toMatchObject({ refresh_attempts: 0, refresh_not_before: null });
   });
 
@@ -146,7 +164,7 @@ describe('credential refresh job', () => {
     const id = await connect(op, 'github', 60);
     await t.http().post(`${base(op)}/connections/${id}/purge-credential`).set(bearer(op)).expect(200);
     gw.reset();
-    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 0 });
+    expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 0, superseded: 0 });
     expect(gw.callsTo(REFRESH)).toHaveLength(0);
     expect(await row(id)).toMatchObject({ status: 'disabled', credential_envelope: null, refresh_envelope: null });
   });

@@ -35,7 +35,7 @@ export interface GatewayCall {
   status: number | 'hung';
 }
 
-type Switch = { kind: 'fail'; status: number; body: unknown } | { kind: 'hang' };
+type Switch = { kind: 'fail'; status: number; body: unknown } | { kind: 'hang' } | { kind: 'hold'; released: Promise<void> };
 
 const KEY_ID = 'gwk_emulator_1';
 /** The service secret of test/support/app (SERVICE_SECRET); not imported so this file stands alone. */
@@ -72,6 +72,16 @@ export class GatewayEmulator {
 
   hang(path: string): void {
     this.switches.set(path, { kind: 'hang' });
+  }
+
+  /** Holds calls to `path` until the returned function is called, then answers them as usual. */
+  hold(path: string): () => void {
+    let release!: () => void;
+    this.switches.set(path, { kind: 'hold', released: new Promise<void>((resolve) => (release = resolve)) });
+    return () => {
+      this.switches.delete(path);
+      release();
+    };
   }
 
   reset(): void {
@@ -131,6 +141,7 @@ export class GatewayEmulator {
       return;
     }
     if (sw?.kind === 'fail') return reply(sw.status, sw.body);
+    if (sw?.kind === 'hold') await sw.released;
 
     const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
     if (req.method !== 'POST' || !auth || !(await verifyServiceToken(auth[1], this.secret, 'control', 'gateway'))) {

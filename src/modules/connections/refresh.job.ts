@@ -40,6 +40,8 @@ export interface RefreshPass {
   refreshed: number;
   deferred: number;
   refused: number;
+  /** Results dropped because the connection moved to another credential revision meanwhile (a reconnect). */
+  superseded: number;
 }
 
 /**
@@ -86,7 +88,7 @@ export class RefreshJob {
 
   /** One pass over the connections due now. */
   async runOnce(): Promise<RefreshPass> {
-    const pass: RefreshPass = { refreshed: 0, deferred: 0, refused: 0 };
+    const pass: RefreshPass = { refreshed: 0, deferred: 0, refused: 0, superseded: 0 };
     for (const row of await this.claim()) {
       let grant: RefreshedCredential;
       try {
@@ -109,9 +111,9 @@ export class RefreshJob {
         }
         continue;
       }
-      await this.store(row, grant);
-      pass.refreshed++;
-      this.metrics.refreshOutcomes.inc({ outcome: 'refreshed' });
+      const outcome = (await this.store(row, grant)) ? 'refreshed' : 'superseded';
+      pass[outcome]++;
+      this.metrics.refreshOutcomes.inc({ outcome });
     }
     return pass;
   }
@@ -132,8 +134,9 @@ export class RefreshJob {
     return rows;
   }
 
-  private async store(row: Claimed, grant: RefreshedCredential): Promise<void> {
-    await inTransaction(this.dataSource, async (tx) => {
+  /** False when the connection no longer holds the claimed revision: the result is dropped. */
+  private async store(row: Claimed, grant: RefreshedCredential): Promise<boolean> {
+    return inTransaction(this.dataSource, async (tx) => {
       await tx.manager.query(`SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, [row.workspace_id]);
       const [, updated]: [unknown, number] = await tx.manager.query(
         `UPDATE connections SET credential_envelope = $4, refresh_envelope = COALESCE($5, refresh_envelope), expires_at = $6,
@@ -142,6 +145,7 @@ export class RefreshJob {
         [row.id, row.workspace_id, row.credential_revision, grant.envelope, grant.refresh_envelope, grant.expires_at],
       );
       if (updated > 0) await this.publications.stage(tx, row.workspace_id);
+      return updated > 0;
     });
   }
 
