@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { ExpiredGrantsJob } from 'src/modules/connections/expired-grants.job';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { REDIS_URL } from 'test/support/database';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
+import { TcpProxy } from 'test/support/tcp-proxy';
 
 const EXCHANGE = '/internal/v1/oauth/exchange';
 const PUBLIC_URL = 'https://control.example.test';
@@ -223,5 +225,40 @@ describe('expired OAuth states', () => {
     expect(await t.app.get(ExpiredGrantsJob).purge()).toBe(1);
     const left = await t.db.query(`SELECT connection_id FROM oauth_states WHERE connection_id = ANY($1) ORDER BY connection_id`, [[old, recent, live]]);
     expect(left.map((r: { connection_id: string }) => r.connection_id).sort()).toEqual([recent, live].sort());
+  });
+});
+
+describe('OAuth callback while the snapshot cannot publish', () => {
+  let proxy: TcpProxy;
+  let t: TestApp;
+  let gw: GatewayEmulator;
+  beforeAll(async () => {
+    gw = await GatewayEmulator.start();
+    proxy = await TcpProxy.start(REDIS_URL);
+    t = await startTestApp({ GATEWAY_URL: gw.url, PUBLIC_URL, WEB_URL, REDIS_URL: proxy.url });
+  });
+  afterAll(async () => {
+    await t.close();
+    await proxy.stop();
+    await gw.stop();
+  });
+
+  it('stores the credential and lands on status pending; the publication stays staged', async () => {
+    const op = await t.signIn();
+    const res = await t.http().post(`/api/v1/workspaces/${op.workspaceId}/connections`).set(bearer(op)).send({ slug: 'github', source: 'native', client_id: 'c', client_secret: 's' }).expect(200);
+    const id = res.body.connection.connection_id;
+    const state = new URL(res.body.next.url).searchParams.get('state')!;
+    await proxy.stop();
+    try {
+      const landed = await t.http().get(`/oauth/callback?${new URLSearchParams({ code: 'vendor-code', state })}`).expect(302);
+      expect(landed.headers.location).toBe(`${WEB_URL}/dashboard/connectors?connection_id=${id}&status=pending`);
+      const [row] = await t.db.query(`SELECT status, credential_envelope IS NOT NULL AS stored FROM connections WHERE id = $1`, [id]);
+      expect(row).toEqual({ status: 'active', stored: true });
+      const [versions] = await t.db.query(`SELECT snapshot_version > published_version AS unsettled FROM workspaces WHERE id = $1`, [op.workspaceId]);
+      expect(versions).toEqual({ unsettled: true });
+      expect(await t.db.query(`SELECT 1 FROM audit_events WHERE action = 'connection.credential.store' AND target = $1`, [id])).toHaveLength(1);
+    } finally {
+      await proxy.start();
+    }
   });
 });
