@@ -26,6 +26,9 @@ export default async () => {
                 [import("../audit/dto/audit-query.dto"), {
                         "AuditQueryDto": { action: { required: false, type: () => String, minLength: 1, maxLength: 64 }, user_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, target: { required: false, type: () => String, minLength: 1, maxLength: 128 } }
                     }],
+                [import("../catalog/dto/catalog-query.dto"), {
+                        "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
+                    }],
                 [import("../connections/dto/connection.dto"), {
                         "StartConnectionDto": { slug: { required: true, type: () => String, minLength: 1, maxLength: 128 }, source: { required: true, enum: ["native", "broker_a", "broker_b"] }, client_id: { required: false, type: () => String, minLength: 1, maxLength: 512 }, client_secret: { required: false, type: () => String } },
                         "RestrictedKeyDto": { api_key: { required: true, type: () => String } },
