@@ -9,6 +9,24 @@ import { Access, ACCESS_KEY } from 'src/common/access/decorators';
 import { Schema } from 'src/common/http/document-schema';
 import { Answer, ANSWERS_KEY, RETURNS_KEY } from 'src/common/http/documented';
 import metadata from 'src/modules/openapi/metadata';
+import * as approvals from 'src/modules/approvals/approvals.responses';
+import * as catalog from 'src/modules/catalog/catalog.responses';
+import * as connections from 'src/modules/connections/connections.responses';
+import * as health from 'src/modules/health/health.responses';
+import * as identity from 'src/modules/identity/identity.responses';
+import * as internal from 'src/modules/internal/internal.responses';
+import * as keys from 'src/modules/keys/keys.responses';
+import * as modelProviders from 'src/modules/model-providers/model-providers.responses';
+import * as policy from 'src/modules/policy/policy.responses';
+import * as publication from 'src/modules/publication/publication.responses';
+import * as receipts from 'src/modules/receipts/receipts.responses';
+import * as routing from 'src/modules/routing/routing.responses';
+import * as webhooks from 'src/modules/webhooks/webhooks.responses';
+import * as runs from 'src/modules/workers/runs.responses';
+import * as workers from 'src/modules/workers/workers.responses';
+import * as workspaces from 'src/modules/workspaces/workspaces.responses';
+import * as audit from 'src/modules/audit/audit-vocabulary';
+import * as usage from 'src/modules/usage/document-schema';
 
 /** Swagger UI; the document is at `{OPENAPI_PATH}/openapi.json`. Served outside the controllers, so the access guard never sees them. */
 export const OPENAPI_PATH = 'api/docs';
@@ -28,6 +46,37 @@ interface Route {
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/**
+ * The modules whose exported `*_SCHEMA` constants are named in `components.schemas`
+ * (`KEY_LIST_SCHEMA` is `KeyList`); a schema not exported from one of them stays inline.
+ */
+const RESPONSE_MODULES: Record<string, unknown>[] = [approvals, audit, catalog, connections, health, identity, internal, keys, modelProviders, policy, publication, receipts, routing, runs, usage, webhooks, workers, workspaces];
+
+function schemaNames(): Map<object, string> {
+  const names = new Map<object, string>();
+  for (const module of RESPONSE_MODULES) {
+    for (const [constant, schema] of Object.entries(module)) {
+      const match = /^([A-Z0-9_]+)_SCHEMA$/.exec(constant);
+      if (!match || typeof schema !== 'object' || schema === null) continue;
+      const name = match[1].toLowerCase().replace(/(^|_)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
+      if ([...names.values()].includes(name) || name in ERROR_SCHEMAS) throw new Error(`two response schemas are named ${name}`);
+      names.set(schema, name);
+    }
+  }
+  return names;
+}
+
+/** Replaces every named schema inside `value` by a reference, collecting it (once) in `components`. */
+function hoist(value: unknown, names: Map<object, string>, components: Record<string, unknown>): unknown {
+  if (Array.isArray(value)) return value.map((v) => hoist(v, names, components));
+  if (value === null || typeof value !== 'object') return value;
+  const copy = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, hoist(v, names, components)]));
+  const name = names.get(value);
+  if (name === undefined) return copy;
+  components[name] ??= copy;
+  return ref(name);
+}
 const json = (schema: object) => ({ 'application/json': { schema } });
 
 const ERROR_SCHEMAS: Record<string, SchemaObject> = {
@@ -119,7 +168,7 @@ const error = (name: ErrorResponse) => ({ $ref: `#/components/responses/${name}`
 function merged(shared: ErrorResponse | undefined, answers: Answer[]): ResponseObject {
   const description = [shared && ERROR_RESPONSES[shared][0], ...answers.map((a) => a.description)].filter(Boolean).join('; ');
   const bodies = [...(shared ? [ERROR_RESPONSES[shared][1]] : []), ...answers.map((a) => a.body)].filter((b) => b !== null);
-  const schemas = [...new Set(bodies.map((b) => JSON.stringify(typeof b === 'string' ? ref(b) : b)))].map((b) => JSON.parse(b) as SchemaObject);
+  const schemas = [...new Map(bodies.map((b) => (typeof b === 'string' ? ref(b) : b)).map((b) => [JSON.stringify(b), b as SchemaObject])).values()];
   if (schemas.length === 0) return { description };
   return { description, content: json(schemas.length === 1 ? schemas[0] : { oneOf: schemas }) };
 }
@@ -179,10 +228,12 @@ function withoutNullable(value: unknown): unknown {
 
 /** Responses, security and the caller's access for every operation, from the handlers' declarations. */
 function annotate(document: OpenAPIObject): void {
+  const names = schemaNames();
+  const named: Record<string, unknown> = {};
   for (const route of routes()) {
     const operation = document.paths[route.path]?.[route.method as 'get'];
     if (!operation) throw new Error(`route missing from the OpenAPI document: ${route.method.toUpperCase()} ${route.path}`);
-    operation.responses = responses(route);
+    operation.responses = hoist(responses(route), names, named) as typeof operation.responses;
     // Workspace routes read `ws` through the access guard, not a @Param, so Swagger does not see it.
     const declared = new Set((operation.parameters ?? []).map((p) => ('name' in p ? p.name : '')));
     for (const [, name] of route.path.matchAll(/\{(\w+)\}/g)) {
@@ -195,7 +246,7 @@ function annotate(document: OpenAPIObject): void {
   }
   document.components = {
     ...document.components,
-    schemas: { ...document.components?.schemas, ...ERROR_SCHEMAS },
+    schemas: { ...document.components?.schemas, ...ERROR_SCHEMAS, ...Object.fromEntries(Object.entries(named).sort(([a], [b]) => a.localeCompare(b))) } as Record<string, SchemaObject>,
     responses: Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([name, [description, schema]]) => [name, { description, content: json(ref(schema)) }])),
   };
 }
