@@ -50,13 +50,14 @@ describe('operations CLI', () => {
     await t.http().post('/api/v1/workspaces').set(bearer(other)).send({ org_id: owner.orgId, slug: 'granted' }).expect(201);
   });
 
+  // Four CLI processes, each compiling and booting the application: slow on a loaded machine.
   it('exits non-zero with one line for an unknown workspace, organization or command', async () => {
-    for (const args of [['workspace:freeze', 'ws_missing'], ['org:grant', 'org_missing', owner.userId], ['nonsense'], []]) {
-      const res = await cli(args, env);
+    const calls = [['workspace:freeze', 'ws_missing'], ['org:grant', 'org_missing', owner.userId], ['nonsense'], []];
+    for (const res of await Promise.all(calls.map((args) => cli(args, env)))) {
       expect(res.code).not.toBe(0);
       expect(res.stderr.trim().split('\n')).toHaveLength(1);
     }
-  });
+  }, 180_000);
 
   it('runs migrations idempotently', async () => {
     expect(await cli(['migration:run'], env)).toMatchObject({ code: 0, stdout: 'no pending migrations\n' });
