@@ -7,13 +7,16 @@
  * - the receipts list first page and a deep keyset page (ReceiptsService) vs the deep page read
  *   with OFFSET;
  * - ingestion end to end (XADD to committed and queryable through StreamsService.drain, the
- *   consumer job's loop, while the producer is still adding) of BENCH_INGEST receipt revisions
- *   (default 100,000) and twice as many usage events vs a bare batched INSERT of the same rows.
+ *   consumer job's loop, while a producer in a worker thread is still adding) of BENCH_INGEST
+ *   receipt revisions (default 100,000) and twice as many usage events vs a bare batched INSERT
+ *   of the same rows.
  * Run: `NODE_PATH=. node -r ts-node/register/transpile-only bench/read-models.ts` with the PostgreSQL and Redis
  * of `npm test` (DATABASE_URL, REDIS_URL). A fresh database is created and dropped.
  */
 import Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { DataSource } from 'typeorm';
 import { loadConfig } from 'src/config/config';
 import { dataSourceOptions } from 'src/database/data-source';
@@ -48,6 +51,43 @@ async function p95(iterations: number, work: () => Promise<unknown>): Promise<nu
 
 const report = (name: string, value: number, unit: string, baseline: number, note: string) =>
   console.log(`${name.padEnd(34)} ${value.toFixed(1).padStart(10)} ${unit.padEnd(7)} baseline ${baseline.toFixed(1).padStart(10)} ${unit.padEnd(7)} ratio ${(value / baseline).toFixed(2)}  (${note})`);
+
+/**
+ * The producer, in a worker thread: the gateway XADDs from a process of its own, so the producer
+ * shares the machine's cores with the consumer but not its event loop.
+ */
+const PRODUCER = `
+  const { parentPort, workerData } = require('node:worker_threads');
+  const Redis = require('ioredis');
+  const redis = new Redis(workerData.url);
+  parentPort.once('message', async () => {
+    for (let i = 0; i < workerData.entries.length; i += 10000) {
+      const pipeline = redis.pipeline();
+      for (const data of workerData.entries.slice(i, i + 10000)) pipeline.xadd(workerData.key, '*', 'data', data);
+      await pipeline.exec();
+    }
+    redis.disconnect();
+    parentPort.postMessage('done');
+  });
+`;
+
+/**
+ * CPU milliseconds used so far by each PostgreSQL backend of this database (Linux /proc, 100 ticks
+ * a second): unlike a rate, unaffected by other work on the machine.
+ */
+async function backendCpu(ds: DataSource): Promise<Map<number, number>> {
+  const rows: { pid: number }[] = await ds.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`);
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      out.set(pid, (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // The backend exited meanwhile.
+    }
+  }
+  return out;
+}
 
 /** Seeds raw rows in PostgreSQL with generate_series, then derives rollups, heads and counters as ingestion would. */
 async function seed(ds: DataSource, now: Date): Promise<void> {
@@ -107,7 +147,7 @@ async function seed(ds: DataSource, now: Date): Promise<void> {
   await ds.query(`VACUUM ANALYZE`);
 }
 
-async function ingest(ds: DataSource, streams: StreamsService, redis: Redis, prefix: string, now: Date) {
+async function ingest(ds: DataSource, streams: StreamsService, prefix: string, now: Date) {
   const at = (i: number) => new Date(now.getTime() - (i % 1000) * 1000).toISOString();
   const receipts = Array.from({ length: INGEST }, (_, i) =>
     JSON.stringify({
@@ -124,18 +164,15 @@ async function ingest(ds: DataSource, streams: StreamsService, redis: Redis, pre
       tokens_cached: 0, tokens_reasoning: 0, outcome: 'ok', occurred_at: at(i),
     }),
   );
-  const results: Record<string, { rate: number; baseline: number }> = {};
+  const results: Record<string, { rate: number; baseline: number; postgresCpu: number; nodeCpu: number }> = {};
   for (const [stream, entries] of [['receipts', receipts], ['usage', usage]] as const) {
     // The producer XADDs (pipelines of 10,000) while the consumer drains as its job does; the rate
     // runs from the first XADD to the commit (and XACK) of the last entry.
+    const producer = new Worker(PRODUCER, { eval: true, workerData: { url: REDIS_URL, key: `${prefix}:${stream}`, entries } });
+    const produced = new Promise((resolve, reject) => producer.once('message', resolve).once('error', reject));
+    const cpuBefore = { postgres: await backendCpu(ds), node: process.cpuUsage() };
     const start = process.hrtime.bigint();
-    const produced = (async () => {
-      for (let i = 0; i < entries.length; i += 10_000) {
-        const pipeline = redis.pipeline();
-        for (const data of entries.slice(i, i + 10_000)) pipeline.xadd(`${prefix}:${stream}`, '*', 'data', data);
-        await pipeline.exec();
-      }
-    })();
+    producer.postMessage('start');
     let done = 0;
     while (done < entries.length) {
       const projected = await streams.drain();
@@ -143,7 +180,12 @@ async function ingest(ds: DataSource, streams: StreamsService, redis: Redis, pre
       if (projected === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     }
     await produced;
+    await producer.terminate();
     const rate = entries.length / (Number(process.hrtime.bigint() - start) / 1e9);
+    const node = process.cpuUsage(cpuBefore.node);
+    const nodeCpu = (node.user + node.system) / 1000;
+    let postgresCpu = 0;
+    for (const [pid, ms] of await backendCpu(ds)) postgresCpu += ms - (cpuBefore.postgres.get(pid) ?? 0);
 
     // Baseline: the same rows, batched INSERT (batches of BATCH_LIMIT, one connection) into a bare
     // copy of the table (no stream, no parsing, no indexes, no projection).
@@ -169,7 +211,12 @@ async function ingest(ds: DataSource, streams: StreamsService, redis: Redis, pre
         );
       }
     }
-    results[stream] = { rate, baseline: parsed.length / (Number(process.hrtime.bigint() - bareStart) / 1e9) };
+    results[stream] = {
+      rate,
+      baseline: parsed.length / (Number(process.hrtime.bigint() - bareStart) / 1e9),
+      postgresCpu: (postgresCpu * 1000) / entries.length,
+      nodeCpu: (nodeCpu * 1000) / entries.length,
+    };
   }
   return results;
 }
@@ -213,9 +260,12 @@ async function main(): Promise<void> {
     const streams = new StreamsService(ds, redis, config, new MetricsService(config));
     streams.register(receiptsProjector);
     streams.register(usageProjector);
-    const rates = await ingest(ds, streams, redis, prefix, now);
+    const rates = await ingest(ds, streams, prefix, now);
     report('ingest receipts, revisions/s', rates.receipts.rate, '/s', rates.receipts.baseline, 'XADD to queryable; baseline: bare batched INSERT; target >= 15000');
     report('ingest usage, events/s', rates.usage.rate, '/s', rates.usage.baseline, 'XADD to queryable; baseline: bare batched INSERT; target >= 30000');
+    for (const [stream, r] of Object.entries(rates)) {
+      console.log(`ingest ${stream}, CPU per 1,000 entries: PostgreSQL backends ${r.postgresCpu.toFixed(0)} ms, node ${r.nodeCpu.toFixed(0)} ms (producer and consumer)`);
+    }
     console.log(`ingest: batches of ${BATCH_LIMIT}, ${PROJECT_SHARDS} concurrent projection transactions per batch, both streams drained concurrently`);
     await streams.onApplicationShutdown();
   } finally {

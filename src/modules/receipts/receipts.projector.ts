@@ -1,4 +1,5 @@
 import { EntityManager } from 'typeorm';
+import { arrayLiteral } from 'src/modules/streams/array-literal';
 import { EntryReader } from 'src/modules/streams/entry-reader';
 import { ParsedEntry, StreamProjector } from 'src/modules/streams/streams.service';
 import {
@@ -117,10 +118,12 @@ export const receiptsProjector: StreamProjector<ReceiptRevision> = {
   },
 
   async project(manager: EntityManager, entries: ParsedEntry<ReceiptRevision>[]) {
-    // Times travel as ISO strings: cheaper for node-pg than its local-time Date formatting.
+    // Times travel as ISO strings (a Date would be written in its local-time form).
     await manager.query(
       PROJECT,
-      COLUMNS.map(([name, type]) => (type === 'timestamptz' ? entries.map((e) => (e.value[name] as Date).toISOString()) : entries.map((e) => e.value[name]))),
+      COLUMNS.map(([name, type]) =>
+        arrayLiteral(type === 'timestamptz' ? entries.map((e) => (e.value[name] as Date).toISOString()) : entries.map((e) => e.value[name] as string | number | null)),
+      ),
     );
   },
 

@@ -1,4 +1,5 @@
 import { EntityManager } from 'typeorm';
+import { arrayLiteral } from 'src/modules/streams/array-literal';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
 import { ParkedEntry, ParsedEntry, StreamProjector } from 'src/modules/streams/streams.service';
 
@@ -157,10 +158,10 @@ export const usageProjector: StreamProjector<UsageEntry> = {
       }
     }
     if (events.length > 0) {
-      // Times travel as ISO strings: cheaper for node-pg than its local-time Date formatting.
+      // Times travel as ISO strings (a Date would be written in its local-time form).
       await manager.query(
         PROJECT_EVENTS,
-        EVENT_COLUMNS.map(([name]) => (name === 'occurred_at' ? events.map((e) => e.occurred_at.toISOString()) : events.map((e) => e[name]))),
+        EVENT_COLUMNS.map(([name]) => arrayLiteral(events.map((e) => (name === 'occurred_at' ? e.occurred_at.toISOString() : e[name])))),
       );
     }
     await insertGaps(manager, gaps);
