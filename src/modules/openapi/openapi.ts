@@ -164,13 +164,13 @@ const ERROR_RESPONSES: Record<string, [string, string]> = {
 type ErrorResponse = keyof typeof ERROR_RESPONSES;
 const error = (name: ErrorResponse) => ({ $ref: `#/components/responses/${name}` });
 
-/** A route's own answers at one status, merged with the shared response (if any) it also answers there. */
+/** A route's own answers at one status, merged with the shared response (if any) it also answers there: any of their bodies. */
 function merged(shared: ErrorResponse | undefined, answers: Answer[]): ResponseObject {
   const description = [shared && ERROR_RESPONSES[shared][0], ...answers.map((a) => a.description)].filter(Boolean).join('; ');
   const bodies = [...(shared ? [ERROR_RESPONSES[shared][1]] : []), ...answers.map((a) => a.body)].filter((b) => b !== null);
   const schemas = [...new Map(bodies.map((b) => (typeof b === 'string' ? ref(b) : b)).map((b) => [JSON.stringify(b), b as SchemaObject])).values()];
   if (schemas.length === 0) return { description };
-  return { description, content: json(schemas.length === 1 ? schemas[0] : { oneOf: schemas }) };
+  return { description, content: json(schemas.length === 1 ? schemas[0] : { anyOf: schemas }) };
 }
 
 function success(route: Route): ResponseObject {
