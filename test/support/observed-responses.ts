@@ -57,12 +57,13 @@ export class ResponseRecorder {
     const [method, path] = route.split(' ');
     const documented = this.doc.paths[path]?.[method]?.responses[String(status)];
     if (!documented) return `status ${status} is not documented`;
-    const validator = this.validator(`${route} ${status}`, resolve(this.doc, documented).response);
+    const { response } = resolve(this.doc, documented);
+    const validator = this.validator(`${route} ${status}`, response);
     const json = contentType?.startsWith('application/json') ?? false;
     if (validator === null) return json ? 'a JSON body where the document has none' : '';
     if (!json || typeof payload !== 'string') return `no JSON body where the document has one (${contentType ?? 'no content type'})`;
     const body: unknown = JSON.parse(payload);
-    if (status < 300 && Object.keys(resolve(this.doc, documented).response.content!['application/json'].schema).length === 0) {
+    if (status < 300 && Object.keys(response.content!['application/json'].schema).length === 0) {
       return 'the document gives this body no schema (add @Returns to the handler)';
     }
     const result = validator.validate(body);
