@@ -1,22 +1,22 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema } from 'src/common/http/document-schema';
+import PUBLISHED_SNAPSHOT_SCHEMA from 'src/modules/publication/snapshot.schema.json';
 
-const parts: Schema = { type: 'array', items: { type: 'object' } };
+type Json = unknown;
 
-/**
- * The workspace snapshot: its header, and each part at the level of detail docs/snapshot.schema.json
- * refines (that file is the published schema; the image ships src/ only, so it is not read here).
- */
-export const SNAPSHOT_SCHEMA: Schema = closedObject({
-  schema_version: { const: 1 },
-  workspace_id: { type: 'string' },
-  env: { enum: ['dev', 'stage', 'prod'] },
-  version: { type: 'integer', minimum: 1 },
-  generated_at: { type: 'string', format: 'date-time' },
-  policy: { type: ['object', 'null'] },
-  approval_rules: { type: 'object' },
-  connections: parts,
-  models: parts,
-  route_qualifiers: parts,
-  pricebook: { type: ['object', 'null'] },
-  webhook_subscriptions: parts,
-});
+/** `schema` with every `#/$defs/...` reference replaced by its definition (siblings of a reference kept). */
+function inlineDefinitions(schema: Record<string, Json>): Schema {
+  const { $schema: _dialect, $id: _id, $defs: defs, ...root } = schema as { $defs: Record<string, Json> } & Record<string, Json>;
+  const walk = (value: Json): Json => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (value === null || typeof value !== 'object') return value;
+    const { $ref: target, ...rest } = value as Record<string, Json>;
+    const siblings = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, walk(v)]));
+    if (typeof target !== 'string') return siblings;
+    const definition = walk(defs[target.replace('#/$defs/', '')]) as Record<string, Json>;
+    return Object.keys(siblings).some((k) => k in definition) ? { allOf: [definition, siblings] } : { ...definition, ...siblings };
+  };
+  return walk(root) as Schema;
+}
+
+/** The workspace snapshot: the published JSON Schema `src/modules/publication/snapshot.schema.json`, self-contained. */
+export const SNAPSHOT_SCHEMA: Schema = inlineDefinitions(PUBLISHED_SNAPSHOT_SCHEMA as Record<string, Json>);

@@ -7,7 +7,7 @@ import { SNAPSHOT_PARTS } from 'src/modules/publication/snapshot.registry';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
 
-const schema = JSON.parse(readFileSync('docs/snapshot.schema.json', 'utf8'));
+const schema = JSON.parse(readFileSync('src/modules/publication/snapshot.schema.json', 'utf8'));
 const HEADER = ['schema_version', 'workspace_id', 'env', 'version', 'generated_at'];
 
 /** Problems as `location: message` lines (empty when the value conforms). */
@@ -16,7 +16,7 @@ function problems(value: unknown): string[] {
   return result.errors.map((e) => `${e.instanceLocation}: ${e.error}`);
 }
 
-describe('docs/snapshot.schema.json', () => {
+describe('src/modules/publication/snapshot.schema.json', () => {
   it('names exactly the header fields and every part the SnapshotRegistry builds', () => {
     expect([...schema.required].sort()).toEqual([...HEADER, ...Object.keys(SNAPSHOT_PARTS)].sort());
     expect(Object.keys(schema.properties).sort()).toEqual([...schema.required].sort());
