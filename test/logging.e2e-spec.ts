@@ -42,4 +42,21 @@ describe('structured access log', () => {
     const generated = await t.http().get('/healthz').set('X-Request-Id', 'bad id with spaces').expect(200);
     expect(generated.headers['x-request-id']).toMatch(/^req_[0-9a-f]{24}$/);
   });
+
+  it('answers an unexpected failure 500 internal_error, logging the error kind but never its message', async () => {
+    const op = await t.signIn();
+    // A table the key list reads, gone: the database error is unexpected for the service.
+    await t.db.query(`ALTER TABLE virtual_keys RENAME TO virtual_keys_hidden`);
+    lines.length = 0;
+    try {
+      const res = await t.http().get(`/api/v1/workspaces/${op.workspaceId}/keys`).set(bearer(op));
+      expect([res.status, res.body]).toEqual([500, { error: { code: 'internal_error', message: 'internal server error' } }]);
+    } finally {
+      await t.db.query(`ALTER TABLE virtual_keys_hidden RENAME TO virtual_keys`);
+    }
+    const logged = lines.map((l) => JSON.parse(l));
+    expect(logged).toContainEqual(expect.objectContaining({ level: 'error', msg: 'unhandled error', error: 'DatabaseError', code: '42P01', stack: expect.stringMatching(/^\s*at /) }));
+    expect(lines.join('')).not.toContain('does not exist');
+    expect(logged).toContainEqual(expect.objectContaining({ context: 'access', route: '/api/v1/workspaces/:ws/keys', status: 500 }));
+  });
 });

@@ -39,7 +39,13 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (parserError && typeof parserError.status === 'number' && typeof parserError.type === 'string' && parserError.status < 500) {
       return [parserError.status, { detail: 'malformed request body' }];
     }
-    this.logger.error({ msg: 'unhandled error', error: exception instanceof Error ? exception.name : typeof exception, stack: exception instanceof Error ? exception.stack : undefined });
+    // The kind, the driver's code and the frames, never the message: a database error quotes the input.
+    this.logger.error({
+      msg: 'unhandled error',
+      error: exception instanceof Error ? exception.constructor.name : typeof exception,
+      code: (exception as { code?: unknown } | null)?.code,
+      stack: exception instanceof Error ? exception.stack?.split('\n').filter((line) => line.trimStart().startsWith('at ')).join('\n') : undefined,
+    });
     return [500, { error: { code: 'internal_error', message: 'internal server error' } }];
   }
 }
