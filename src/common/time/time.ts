@@ -12,19 +12,46 @@ export function formatTimeRequired(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
-const RFC3339_UTC = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]00:00)$/;
+/** The number written by `count` ASCII digits of `text` from `at`, or -1 if one is not a digit. */
+function digitsAt(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    value = value * 10 + d;
+  }
+  return value;
+}
 
-/** Parses an RFC 3339 timestamp in UTC (`Z` or a zero offset); null when it is not one. */
+/**
+ * Parses an RFC 3339 timestamp in UTC (`Z` or a zero offset; fraction of 1-9 digits, truncated
+ * to milliseconds); null when it is not one. Reads character codes rather than running a regular
+ * expression: the stream consumer parses one or two of these per entry.
+ */
 export function parseUtcTimestamp(text: string): Date | null {
-  const m = RFC3339_UTC.exec(text);
-  if (!m) return null;
-  const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
-  const ms = m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0;
-  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s, ms));
-  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
+  const n = text.length;
+  if (n < 20 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || (text.charCodeAt(10) | 0x20) !== 0x74 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) {
     return null;
   }
-  return date;
+  const y = digitsAt(text, 0, 4);
+  const mo = digitsAt(text, 5, 2);
+  const d = digitsAt(text, 8, 2);
+  const h = digitsAt(text, 11, 2);
+  const mi = digitsAt(text, 14, 2);
+  const s = digitsAt(text, 17, 2);
+  if (y < 0 || mo < 0 || d < 0 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59) return null;
+  let i = 19;
+  let ms = 0;
+  if (text.charCodeAt(i) === 46) {
+    const start = ++i;
+    for (let digit = text.charCodeAt(i) - 48; digit >= 0 && digit <= 9; digit = text.charCodeAt(++i) - 48) if (i - start < 3) ms = ms * 10 + digit;
+    if (i === start || i - start > 9) return null;
+    for (let k = i - start; k < 3; k++) ms *= 10;
+  }
+  const zone = n - i === 1 ? (text.charCodeAt(i) | 0x20) === 0x7a : n - i === 6 && (text[i] === '+' || text[i] === '-') && text.endsWith('00:00');
+  if (!zone) return null;
+  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s, ms));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d ? date : null;
 }
 
 const RFC3339_ANY = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
