@@ -16,7 +16,8 @@
 import Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { loadConfig } from 'src/config/config';
 import { dataSourceOptions } from 'src/database/data-source';
@@ -29,13 +30,14 @@ import { EVENT_TOTALS, TOTALS_FIELDS, usageProjector } from 'src/modules/usage/u
 import { UsageService } from 'src/modules/usage/usage.service';
 import { ReceiptsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
 import { MetricsService } from 'src/common/metrics/metrics.service';
-import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
+import { createSuiteDatabase, databaseExists, REDIS_URL } from 'test/support/database';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const INGEST = Number(process.env.BENCH_INGEST ?? 100_000);
 const WORKSPACES = 1000;
 const BUSY = 'ws_bench_0000';
 const DAY = 86_400_000;
+const PRODUCER = join(__dirname, 'stream-producer.ts');
 
 async function p95(iterations: number, work: () => Promise<unknown>): Promise<number> {
   for (let i = 0; i < Math.min(5, iterations); i++) await work();
@@ -52,24 +54,12 @@ async function p95(iterations: number, work: () => Promise<unknown>): Promise<nu
 const report = (name: string, value: number, unit: string, baseline: number, note: string) =>
   console.log(`${name.padEnd(34)} ${value.toFixed(1).padStart(10)} ${unit.padEnd(7)} baseline ${baseline.toFixed(1).padStart(10)} ${unit.padEnd(7)} ratio ${(value / baseline).toFixed(2)}  (${note})`);
 
-/**
- * The producer, in a worker thread: the gateway XADDs from a process of its own, so the producer
- * shares the machine's cores with the consumer but not its event loop.
- */
-const PRODUCER = `
-  const { parentPort, workerData } = require('node:worker_threads');
-  const Redis = require('ioredis');
-  const redis = new Redis(workerData.url);
-  parentPort.once('message', async () => {
-    for (let i = 0; i < workerData.entries.length; i += 10000) {
-      const pipeline = redis.pipeline();
-      for (const data of workerData.entries.slice(i, i + 10000)) pipeline.xadd(workerData.key, '*', 'data', data);
-      await pipeline.exec();
-    }
-    redis.disconnect();
-    parentPort.postMessage('done');
-  });
-`;
+/** Milliseconds of CPU the Redis server has used so far (INFO cpu). */
+async function redisCpu(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const seconds = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1000;
+}
 
 /**
  * CPU milliseconds used so far by each PostgreSQL backend of this database (Linux /proc, 100 ticks
@@ -147,7 +137,7 @@ async function seed(ds: DataSource, now: Date): Promise<void> {
   await ds.query(`VACUUM ANALYZE`);
 }
 
-async function ingest(ds: DataSource, streams: StreamsService, prefix: string, now: Date) {
+async function ingest(ds: DataSource, redis: Redis, streams: StreamsService, prefix: string, now: Date) {
   const at = (i: number) => new Date(now.getTime() - (i % 1000) * 1000).toISOString();
   const receipts = Array.from({ length: INGEST }, (_, i) =>
     JSON.stringify({
@@ -164,26 +154,34 @@ async function ingest(ds: DataSource, streams: StreamsService, prefix: string, n
       tokens_cached: 0, tokens_reasoning: 0, outcome: 'ok', occurred_at: at(i),
     }),
   );
-  const results: Record<string, { rate: number; baseline: number; postgresCpu: number; nodeCpu: number }> = {};
+  const results: Record<string, { rate: number; baseline: number; postgresCpu: number; nodeCpu: number; redisCpu: number; producerCpu: number }> = {};
   for (const [stream, entries] of [['receipts', receipts], ['usage', usage]] as const) {
-    // The producer XADDs (pipelines of 10,000) while the consumer drains as its job does; the rate
-    // runs from the first XADD to the commit (and XACK) of the last entry.
-    const producer = new Worker(PRODUCER, { eval: true, workerData: { url: REDIS_URL, key: `${prefix}:${stream}`, entries } });
-    const produced = new Promise((resolve, reject) => producer.once('message', resolve).once('error', reject));
-    const cpuBefore = { postgres: await backendCpu(ds), node: process.cpuUsage() };
+    // The producer (bench/stream-producer.ts, a process of its own) XADDs while the consumer
+    // drains as its job does; the rate runs from the first XADD to the commit (and XACK) of the
+    // last entry.
+    const producer = fork(PRODUCER, { execArgv: ['-r', 'ts-node/register/transpile-only'] });
+    const message = () => new Promise<unknown>((resolve, reject) => producer.once('message', resolve).once('error', reject));
+    const ready = message();
+    producer.send({ url: REDIS_URL, key: `${prefix}:${stream}`, entries });
+    await ready;
+    // Every ingestion starts from a checkpoint, so one the previous phase triggered never lands
+    // in the middle of it (the first write to each page after a checkpoint logs the whole page).
+    await ds.query('CHECKPOINT');
+    const produced = message() as Promise<{ cpuMs: number }>;
+    const cpuBefore = { postgres: await backendCpu(ds), node: process.cpuUsage(), redis: await redisCpu(redis) };
     const start = process.hrtime.bigint();
-    producer.postMessage('start');
+    producer.send('start');
     let done = 0;
     while (done < entries.length) {
       const projected = await streams.drain();
       done += projected;
       if (projected === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    await produced;
-    await producer.terminate();
     const rate = entries.length / (Number(process.hrtime.bigint() - start) / 1e9);
     const node = process.cpuUsage(cpuBefore.node);
     const nodeCpu = (node.user + node.system) / 1000;
+    const redisUsed = (await redisCpu(redis)) - cpuBefore.redis;
+    const { cpuMs: producerCpu } = await produced;
     let postgresCpu = 0;
     for (const [pid, ms] of await backendCpu(ds)) postgresCpu += ms - (cpuBefore.postgres.get(pid) ?? 0);
 
@@ -216,13 +214,38 @@ async function ingest(ds: DataSource, streams: StreamsService, prefix: string, n
       baseline: parsed.length / (Number(process.hrtime.bigint() - bareStart) / 1e9),
       postgresCpu: (postgresCpu * 1000) / entries.length,
       nodeCpu: (nodeCpu * 1000) / entries.length,
+      redisCpu: (redisUsed * 1000) / entries.length,
+      producerCpu: (producerCpu * 1000) / entries.length,
     };
   }
   return results;
 }
 
+/**
+ * BENCH_SEEDED names a database kept between runs: seeded on the first run, then each run works
+ * on a fresh copy of it (seeding 10M rows takes longer than everything else together).
+ */
+async function keepSeeded(name: string): Promise<void> {
+  if (await databaseExists(name)) return;
+  const kept = await createSuiteDatabase({ name });
+  try {
+    await runMigrations(kept.url);
+    const ds = await new DataSource(dataSourceOptions(kept.url, 2)).initialize();
+    const now = new Date();
+    console.log(`seeding ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces into ${name}`);
+    await seed(ds, now);
+    await ds.query(`CREATE TABLE bench_seeded AS SELECT $1::timestamptz AS seeded_at, $2::bigint AS seed_rows`, [now, ROWS]);
+    await ds.destroy();
+  } catch (error) {
+    await kept.drop();
+    throw error;
+  }
+}
+
 async function main(): Promise<void> {
-  const name = await createSuiteDatabase();
+  const seeded = process.env.BENCH_SEEDED;
+  if (seeded) await keepSeeded(seeded);
+  const name = await createSuiteDatabase(seeded ? { template: seeded } : {});
   const url = name.url;
   const prefix = `bench${randomBytes(3).toString('hex')}`;
   const config = loadConfig({ DATABASE_URL: url, REDIS_URL, REDIS_PREFIX: prefix, LOG_LEVEL: 'error' });
@@ -231,9 +254,16 @@ async function main(): Promise<void> {
   try {
     await runMigrations(url);
     ds = await new DataSource(dataSourceOptions(url, 10)).initialize();
-    const now = new Date();
-    console.log(`seeding ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces`);
-    await seed(ds, now);
+    let now = new Date();
+    if (seeded) {
+      const [meta] = await ds.query(`SELECT seeded_at, seed_rows::int AS rows FROM bench_seeded`);
+      if (meta.rows !== ROWS) throw new Error(`${seeded} holds a seed of ${meta.rows} rows, not BENCH_ROWS=${ROWS}`);
+      now = meta.seeded_at;
+      console.log(`copied ${seeded}: ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces, seeded at ${now.toISOString()}`);
+    } else {
+      console.log(`seeding ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces`);
+      await seed(ds, now);
+    }
 
     const usage = new UsageService(ds, null as never);
     const window = { from: new Date(now.getTime() - 30 * DAY), to: now };
@@ -260,11 +290,13 @@ async function main(): Promise<void> {
     const streams = new StreamsService(ds, redis, config, new MetricsService(config));
     streams.register(receiptsProjector);
     streams.register(usageProjector);
-    const rates = await ingest(ds, streams, prefix, now);
+    const rates = await ingest(ds, redis, streams, prefix, now);
     report('ingest receipts, revisions/s', rates.receipts.rate, '/s', rates.receipts.baseline, 'XADD to queryable; baseline: bare batched INSERT; target >= 15000');
     report('ingest usage, events/s', rates.usage.rate, '/s', rates.usage.baseline, 'XADD to queryable; baseline: bare batched INSERT; target >= 30000');
     for (const [stream, r] of Object.entries(rates)) {
-      console.log(`ingest ${stream}, CPU per 1,000 entries: PostgreSQL backends ${r.postgresCpu.toFixed(0)} ms, node ${r.nodeCpu.toFixed(0)} ms (producer and consumer)`);
+      console.log(
+        `ingest ${stream}, CPU per 1,000 entries: PostgreSQL backends ${r.postgresCpu.toFixed(0)} ms, consumer (node) ${r.nodeCpu.toFixed(0)} ms, Redis ${r.redisCpu.toFixed(0)} ms, producer ${r.producerCpu.toFixed(0)} ms`,
+      );
     }
     console.log(`ingest: batches of ${BATCH_LIMIT}, ${PROJECT_SHARDS} concurrent projection transactions per batch, both streams drained concurrently`);
     await streams.onApplicationShutdown();

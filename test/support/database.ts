@@ -14,14 +14,21 @@ async function admin<T>(work: (client: Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A fresh, empty database on the real PostgreSQL for one suite; `drop` removes it. */
-export async function createSuiteDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `suite_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+/**
+ * A fresh database on the real PostgreSQL for one suite (empty, or a copy of `template`), named
+ * `name` or a random suite name; `drop` removes it.
+ */
+export async function createSuiteDatabase(options: { name?: string; template?: string } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = options.name ?? `suite_${randomBytes(6).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}${options.template ? ` TEMPLATE ${options.template}` : ''}`));
   const url = new URL(BASE_DATABASE_URL);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
+}
+
+export async function databaseExists(name: string): Promise<boolean> {
+  return admin(async (c) => (await c.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [name])).rowCount === 1);
 }
