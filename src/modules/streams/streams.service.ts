@@ -60,7 +60,7 @@ export interface PassResult {
 }
 
 export const GROUP = 'control';
-export const BATCH_LIMIT = 10_000;
+export const BATCH_LIMIT = 20_000;
 /** Concurrent projection transactions per batch (PostgreSQL does the work; one per core or so). */
 export const PROJECT_SHARDS = 3;
 export const CLAIM_IDLE_MS = 60_000;
