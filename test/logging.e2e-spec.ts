@@ -1,4 +1,5 @@
 import { bearer, startTestApp, TestApp } from 'test/support/app';
+import { GatewayStreams, receiptRevision } from 'test/support/streams';
 
 describe('structured access log', () => {
   let t: TestApp;
@@ -58,5 +59,25 @@ describe('structured access log', () => {
     expect(logged).toContainEqual(expect.objectContaining({ level: 'error', msg: 'unhandled error', error: 'DatabaseError', code: '42P01', stack: expect.stringMatching(/^\s*at /) }));
     expect(lines.join('')).not.toContain('does not exist');
     expect(logged).toContainEqual(expect.objectContaining({ context: 'access', route: '/api/v1/workspaces/:ws/keys', status: 500 }));
+  });
+
+  it('logs a background failure by its kind and code, never its message (a rolled-back workspace batch of the stream consumer)', async () => {
+    const op = await t.signIn();
+    const gw = new GatewayStreams(t);
+    await t.db.query(`
+      CREATE FUNCTION fail_for_logging() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused value sk-live-secret'; END $$;
+      CREATE TRIGGER fail_for_logging BEFORE INSERT ON receipt_heads FOR EACH ROW EXECUTE FUNCTION fail_for_logging();`);
+    lines.length = 0;
+    try {
+      await gw.add('receipts', receiptRevision(op.workspaceId));
+      expect(await gw.pass('receipts')).toMatchObject({ projected: 0, failed: 1 });
+    } finally {
+      await t.db.query(`DROP TRIGGER fail_for_logging ON receipt_heads; DROP FUNCTION fail_for_logging();`);
+      gw.close();
+    }
+    expect(lines.map((l) => JSON.parse(l))).toContainEqual(
+      expect.objectContaining({ level: 'warn', context: 'streams', msg: 'workspace batch rolled back; its entries stay pending', error: 'QueryFailedError', code: 'P0001' }),
+    );
+    expect(lines.join('')).not.toContain('sk-live-secret');
   });
 });

@@ -1,6 +1,7 @@
 import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { errorFields } from 'src/common/logging/error-fields';
 
 /** The Redis client, or null when REDIS_URL is unset (in-process hot path, no streams). */
 export const REDIS = Symbol('REDIS');
@@ -20,7 +21,7 @@ export function createRedis(url: string): Redis {
   });
   let down = false;
   client.on('error', (error: Error) => {
-    if (!down) logger.warn({ msg: 'redis unavailable', error: error.message });
+    if (!down) logger.warn({ msg: 'redis unavailable', ...errorFields(error) });
     down = true;
   });
   client.on('ready', () => {

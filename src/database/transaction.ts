@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { Logger } from '@nestjs/common';
+import { errorFields } from 'src/common/logging/error-fields';
 
 export interface Tx {
   manager: EntityManager;
@@ -17,7 +18,7 @@ export async function inTransaction<T>(dataSource: DataSource, work: (tx: Tx) =>
     try {
       await task();
     } catch (error) {
-      logger.warn({ msg: 'after-commit task failed', error: error instanceof Error ? error.message : String(error) });
+      logger.warn({ msg: 'after-commit task failed', ...errorFields(error) });
     }
   }
   return result;

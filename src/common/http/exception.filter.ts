@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import { HttpAdapterHost } from '@nestjs/core';
 import { STATUS_CODES } from 'node:http';
 import { ApiError, FieldValidationError, ServiceError } from 'src/common/http/errors';
+import { errorFields } from 'src/common/logging/error-fields';
 
 /**
  * Maps every failure onto the specification's three body shapes. HttpExceptions raised by this
@@ -42,8 +43,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     // The kind, the driver's code and the frames, never the message: a database error quotes the input.
     this.logger.error({
       msg: 'unhandled error',
-      error: exception instanceof Error ? exception.constructor.name : typeof exception,
-      code: (exception as { code?: unknown } | null)?.code,
+      ...errorFields(exception),
       stack: exception instanceof Error ? exception.stack?.split('\n').filter((line) => line.trimStart().startsWith('at ')).join('\n') : undefined,
     });
     return [500, { error: { code: 'internal_error', message: 'internal server error' } }];

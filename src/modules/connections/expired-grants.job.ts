@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
+import { errorFields } from 'src/common/logging/error-fields';
 
 const HOUR_MS = 3_600_000;
 /** Kept this long after expiry, so a late callback still reads "expired" rather than "unknown". */
@@ -21,7 +22,7 @@ export class ExpiredGrantsJob {
     try {
       await this.purge();
     } catch (error) {
-      this.logger.warn({ msg: 'expired grant purge failed', error: error instanceof Error ? error.message : 'unknown' });
+      this.logger.warn({ msg: 'expired grant purge failed', ...errorFields(error) });
     }
   }
 

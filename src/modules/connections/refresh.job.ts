@@ -7,6 +7,7 @@ import { inTransaction } from 'src/database/transaction';
 import { GatewayCallError, GatewayClient, RefreshedCredential } from 'src/modules/gateway/gateway.client';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { MetricsService } from 'src/common/metrics/metrics.service';
+import { errorFields } from 'src/common/logging/error-fields';
 
 /** A credential is refreshed once it expires within this window. */
 export const REFRESH_WINDOW_MS = 10 * 60 * 1000;
@@ -80,7 +81,7 @@ export class RefreshJob {
     try {
       await this.runOnce();
     } catch (error) {
-      this.logger.warn({ msg: 'refresh pass failed', error: error instanceof Error ? error.message : 'unknown' });
+      this.logger.warn({ msg: 'refresh pass failed', ...errorFields(error) });
     } finally {
       this.running = false;
     }

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { KeysService } from 'src/modules/keys/keys.service';
+import { errorFields } from 'src/common/logging/error-fields';
 
 export const KEY_SYNC_INTERVAL_MS = 2000;
 
@@ -22,7 +23,7 @@ export class KeysJob {
     try {
       await this.keys.reconcile();
     } catch (error) {
-      this.logger.warn({ msg: 'key sync pass failed', error: error instanceof Error ? error.message : 'unknown' });
+      this.logger.warn({ msg: 'key sync pass failed', ...errorFields(error) });
     } finally {
       this.running = false;
     }

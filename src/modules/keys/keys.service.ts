@@ -14,6 +14,7 @@ import { MintKeyDto, SCOPES } from 'src/modules/keys/dto/mint-key.dto';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
 import { settleAll } from 'src/database/settle-all';
+import { errorFields } from 'src/common/logging/error-fields';
 
 const PREFIXES = ['ob_live', 'ob_test'] as const;
 const TOOLS_MODES = ['full', 'progressive'] as const;
@@ -180,7 +181,7 @@ export class KeysService implements OnModuleInit {
         return true;
       });
     } catch (error) {
-      this.logger.warn({ msg: 'key context sync deferred', key_id: keyId, error: error instanceof Error ? error.name : 'unknown' });
+      this.logger.warn({ msg: 'key context sync deferred', key_id: keyId, ...errorFields(error) });
       return false;
     }
   }

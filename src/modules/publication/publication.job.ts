@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { PublicationService } from 'src/modules/publication/publication.service';
+import { errorFields } from 'src/common/logging/error-fields';
 
 export const RECONCILE_INTERVAL_MS = 2000;
 
@@ -22,7 +23,7 @@ export class PublicationJob {
     try {
       await this.publications.reconcile();
     } catch (error) {
-      this.logger.warn({ msg: 'reconciliation pass failed', error: error instanceof Error ? error.message : 'unknown' });
+      this.logger.warn({ msg: 'reconciliation pass failed', ...errorFields(error) });
     } finally {
       this.running = false;
     }

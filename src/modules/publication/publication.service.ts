@@ -8,6 +8,7 @@ import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 import { ApiError } from 'src/common/http/errors';
 import { settleAll } from 'src/database/settle-all';
+import { errorFields } from 'src/common/logging/error-fields';
 
 export interface Publication {
   state: 'published' | 'pending';
@@ -95,7 +96,7 @@ export class PublicationService {
       await this.dataSource.query(`UPDATE workspaces SET published_version = GREATEST(published_version, $2) WHERE id = $1`, [workspaceId, version]);
       return true;
     } catch (error) {
-      this.logger.warn({ msg: 'snapshot publication deferred', workspace_id: workspaceId, error: error instanceof Error ? error.message : 'unknown' });
+      this.logger.warn({ msg: 'snapshot publication deferred', workspace_id: workspaceId, ...errorFields(error) });
       return false;
     }
   }

@@ -7,6 +7,7 @@ import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { REDIS } from 'src/database/redis.module';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
 import { MetricsService } from 'src/common/metrics/metrics.service';
+import { errorFields } from 'src/common/logging/error-fields';
 
 export type StreamName = 'receipts' | 'usage';
 
@@ -246,7 +247,7 @@ export class StreamsService implements OnApplicationShutdown {
     if (this.running || this.stopping) return;
     this.running = this.drain()
       .then(() => undefined)
-      .catch((error: unknown) => this.logger.warn({ msg: 'stream pass failed', error: error instanceof Error ? error.message : 'unknown' }))
+      .catch((error: unknown) => this.logger.warn({ msg: 'stream pass failed', ...errorFields(error) }))
       .finally(() => (this.running = null));
     await this.running;
   }
@@ -287,7 +288,7 @@ export class StreamsService implements OnApplicationShutdown {
     try {
       await this.maintain();
     } catch (error) {
-      this.logger.warn({ msg: 'read model maintenance failed', error: error instanceof Error ? error.message : 'unknown' });
+      this.logger.warn({ msg: 'read model maintenance failed', ...errorFields(error) });
     }
   }
 
@@ -419,7 +420,7 @@ export class StreamsService implements OnApplicationShutdown {
           stream: projector.stream,
           workspace_id: workspaceId,
           entries: entries.length,
-          error: error instanceof Error ? error.message : 'unknown',
+          ...errorFields(error),
         });
       }
       return false;

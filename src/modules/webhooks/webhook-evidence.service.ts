@@ -8,6 +8,7 @@ import { GatewayClient } from 'src/modules/gateway/gateway.client';
 import { Correlation, EVIDENCE_COLUMNS, EvidenceRow, toEvidenceDocument } from 'src/modules/webhooks/dto/evidence.document';
 import { WebhookEvidenceDto } from 'src/modules/webhooks/dto/evidence.dto';
 import { signatureProfile } from 'src/modules/webhooks/signatures/signature-profiles';
+import { errorFields } from 'src/common/logging/error-fields';
 
 const DAY_MS = 24 * 3600 * 1000;
 /** Unmatched evidence is kept through the plan deadline (one day) and late authoritative reconciliation (one more day). */
@@ -129,7 +130,7 @@ export class WebhookEvidenceService {
     try {
       await this.gateway.evaluate({ workspace_id: row.workspace_id, evidence_id: evidenceId, receipt_id: row.receipt_id });
     } catch (error) {
-      this.logger.warn({ msg: 'evidence evaluation deferred', evidence_id: evidenceId, error: error instanceof Error ? error.name : 'unknown' });
+      this.logger.warn({ msg: 'evidence evaluation deferred', evidence_id: evidenceId, ...errorFields(error) });
       return false;
     }
     await this.dataSource.query(

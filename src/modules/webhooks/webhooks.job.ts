@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { WebhookEvidenceService } from 'src/modules/webhooks/webhook-evidence.service';
+import { errorFields } from 'src/common/logging/error-fields';
 
 export const WEBHOOK_JOB_INTERVAL_MS = 30_000;
 
@@ -25,7 +26,7 @@ export class WebhooksJob {
       await this.evidence.recorrelate();
       await this.evidence.retryEvaluations();
     } catch (error) {
-      this.logger.warn({ msg: 'webhook evidence pass failed', error: error instanceof Error ? error.message : 'unknown' });
+      this.logger.warn({ msg: 'webhook evidence pass failed', ...errorFields(error) });
     } finally {
       this.running = false;
     }
