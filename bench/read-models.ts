@@ -7,11 +7,12 @@
  * - the receipts list first page and a deep keyset page (ReceiptsService) vs the deep page read
  *   with OFFSET;
  * - ingestion end to end (XADD to committed and queryable through StreamsService.drain, the
- *   consumer job's loop, while a producer in a worker thread is still adding) of BENCH_INGEST
+ *   consumer job's loop, while the producer process of bench/stream-producer.ts is still adding) of BENCH_INGEST
  *   receipt revisions (default 100,000) and twice as many usage events vs a bare batched INSERT
  *   of the same rows.
  * Run: `NODE_PATH=. node -r ts-node/register/transpile-only bench/read-models.ts` with the PostgreSQL and Redis
- * of `npm test` (DATABASE_URL, REDIS_URL). A fresh database is created and dropped.
+ * of `npm test` (DATABASE_URL, REDIS_URL). A fresh database is created and dropped (a copy of the
+ * kept BENCH_SEEDED database when that is set).
  */
 import Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
