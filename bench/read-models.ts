@@ -82,6 +82,7 @@ async function backendCpu(ds: DataSource): Promise<Map<number, number>> {
 
 /** Seeds raw rows in PostgreSQL with generate_series, then derives rollups, heads and counters as ingestion would. */
 async function seed(ds: DataSource, now: Date): Promise<void> {
+  console.log(`seeding ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces`);
   const from = new Date(now.getTime() - 60 * DAY);
   for (let m = -3; m <= 1; m++) {
     for (const table of ['usage_events', 'receipt_revisions']) await ds.query(`SELECT read_model_ensure_partition($1, $2::date)`, [table, monthStart(now, m).toISOString().slice(0, 10)]);
@@ -161,6 +162,9 @@ async function ingest(ds: DataSource, redis: Redis, streams: StreamsService, pre
     // drains as its job does; the rate runs from the first XADD to the commit (and XACK) of the
     // last entry.
     const producer = fork(PRODUCER, { execArgv: ['-r', 'ts-node/register/transpile-only'] });
+    // A producer that dies (Redis refused a command) would leave the drain loop waiting forever.
+    let producerFailed = false;
+    producer.once('exit', (code) => (producerFailed = code !== 0));
     const message = () => new Promise<unknown>((resolve, reject) => producer.once('message', resolve).once('error', reject));
     const ready = message();
     producer.send({ url: REDIS_URL, key: `${prefix}:${stream}`, entries });
@@ -174,6 +178,7 @@ async function ingest(ds: DataSource, redis: Redis, streams: StreamsService, pre
     producer.send('start');
     let done = 0;
     while (done < entries.length) {
+      if (producerFailed) throw new Error(`the ${stream} producer failed`);
       const projected = await streams.drain();
       done += projected;
       if (projected === 0) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -233,7 +238,6 @@ async function keepSeeded(name: string): Promise<void> {
     await runMigrations(kept.url);
     const ds = await new DataSource(dataSourceOptions(kept.url, 2)).initialize();
     const now = new Date();
-    console.log(`seeding ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces into ${name}`);
     await seed(ds, now);
     await ds.query(`CREATE TABLE bench_seeded AS SELECT $1::timestamptz AS seeded_at, $2::bigint AS seed_rows`, [now, ROWS]);
     await ds.destroy();
@@ -262,7 +266,6 @@ async function main(): Promise<void> {
       now = meta.seeded_at;
       console.log(`copied ${seeded}: ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces, seeded at ${now.toISOString()}`);
     } else {
-      console.log(`seeding ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces`);
       await seed(ds, now);
     }
 
