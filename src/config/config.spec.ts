@@ -21,6 +21,7 @@ describe('configuration', () => {
       policyCompilerConcurrency: 2,
       devIdentity: false,
       logLevel: 'info',
+      readyStreamBacklogMax: 100_000,
     });
   });
 
@@ -39,6 +40,8 @@ describe('configuration', () => {
     ['POLICY_COMPILER_CONCURRENCY', '-1'],
     ['LOG_LEVEL', 'loud'],
     ['DEV_IDENTITY', 'yes'],
+    ['READY_STREAM_BACKLOG_MAX', '0'],
+    ['READY_STREAM_BACKLOG_MAX', 'many'],
   ])('stops with one line naming %s for a bad value', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     try {
@@ -47,6 +50,10 @@ describe('configuration', () => {
       expect((error as Error).message).toMatch(new RegExp(`^invalid configuration: ${name}: [^\\n]+$`));
       expect((error as Error).message).not.toContain(value === 'short' ? value : '\u0000');
     }
+  });
+
+  it('reads the readiness bound on the stream backlog', () => {
+    expect(loadConfig({ READY_STREAM_BACKLOG_MAX: '250' }).readyStreamBacklogMax).toBe(250);
   });
 
   it('refuses a previous service secret without a current one', () => {

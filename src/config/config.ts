@@ -32,6 +32,7 @@ class EnvironmentVariables {
   @IsOptional() @IsIn(['debug', 'info', 'warn', 'error']) LOG_LEVEL?: string;
   @IsOptional() @Matches(/^([A-Za-z0-9.-]*|\[[0-9a-fA-F:]+\]):\d{1,5}$/, { message: 'must be host:port or :port' }) METRICS_ADDR?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1200) READ_MODEL_RETENTION_MONTHS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) READY_STREAM_BACKLOG_MAX?: number;
   @IsOptional() @IsString() NODE_ENV?: string;
 }
 
@@ -65,6 +66,8 @@ export interface AppConfig {
   metricsAddr: { host: string; port: number } | undefined;
   /** Whole calendar months of receipts and usage kept before their partitions are dropped. */
   readModelRetentionMonths: number;
+  /** Most entries pending (delivered, not acknowledged) in one gateway stream before /readyz answers 503. */
+  readyStreamBacklogMax: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -127,5 +130,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: (vars.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     metricsAddr: vars.METRICS_ADDR ? parseAddress(vars.METRICS_ADDR) : undefined,
     readModelRetentionMonths: vars.READ_MODEL_RETENTION_MONTHS ?? 13,
+    readyStreamBacklogMax: vars.READY_STREAM_BACKLOG_MAX ?? 100_000,
   };
 }
