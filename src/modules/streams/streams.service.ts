@@ -137,6 +137,22 @@ export class StreamsService implements OnApplicationShutdown {
     return out;
   }
 
+  /**
+   * Entries delivered to group `control` and not yet acknowledged, per registered stream (0 before
+   * the group exists); throws when Redis does not answer. Empty without Redis.
+   */
+  async pendingBacklog(): Promise<Partial<Record<StreamName, number>>> {
+    const out: Partial<Record<StreamName, number>> = {};
+    if (!this.redis) return out;
+    for (const stream of this.projectors.keys()) {
+      out[stream] = await this.pendingCount(this.streamKey(stream)).catch((error: unknown) => {
+        if (error instanceof Error && error.message.startsWith('NOGROUP')) return 0;
+        throw error;
+      });
+    }
+    return out;
+  }
+
   private async pendingCount(key: string): Promise<number> {
     const [count] = (await this.redis!.xpending(key, GROUP)) as [number, ...unknown[]];
     return Number(count);
