@@ -39,7 +39,7 @@ describe('route access declarations', () => {
       if (path.startsWith('/api/v1/workspaces/:ws')) expect(declared).toMatch(/^workspace:/);
       else if (path.startsWith('/api/v1/')) expect(declared).toMatch(/^(session|workspace:)/);
       else if (path.startsWith('/internal/')) expect(declared).toBe('internal');
-      else expect(['/healthz', '/dev-identity/.well-known/jwks.json', '/oauth/callback']).toContain(path);
+      else expect(['/healthz', '/readyz', '/dev-identity/.well-known/jwks.json', '/oauth/callback']).toContain(path);
     }
   });
 

@@ -149,7 +149,8 @@ export default async () => {
                     }],
                 [import("../health/health.controller"), {
                         "HealthController": {
-                            "health": {}
+                            "health": { summary: "Liveness: the process serves requests. No I/O, so an outage elsewhere never restarts it." },
+                            "ready": { summary: "Readiness: PostgreSQL, migrations, and with REDIS_URL set, Redis and the stream backlog.", type: Object }
                         }
                     }],
                 [import("../identity/dev-identity.controller"), {

@@ -1,0 +1,93 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminus';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { REDIS } from 'src/database/redis.module';
+import { StreamsService } from 'src/modules/streams/streams.service';
+
+/** Longest one check waits; a component slower than this is down (the checks run concurrently). */
+export const CHECK_TIMEOUT_MS = 2000;
+
+/** What a component that does not answer says: never the error's own message (it may quote a URL or input). */
+const UNREACHABLE = 'unreachable';
+
+/** Only `ping()` is used, which every Redis client has. */
+interface Pingable {
+  ping(): Promise<unknown>;
+}
+
+/** `work`, or a rejection once `CHECK_TIMEOUT_MS` has passed, so a hung connection cannot hang /readyz. */
+async function within<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('readiness check timed out')), CHECK_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The components GET /readyz checks, as terminus indicators: PostgreSQL answers, every migration
+ * the code knows is applied, and with REDIS_URL set, Redis answers and no gateway stream has more
+ * than READY_STREAM_BACKLOG_MAX entries pending with the consumers.
+ */
+@Injectable()
+export class ReadinessService {
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    private readonly dataSource: DataSource,
+    @Inject(REDIS) private readonly redis: Pingable | null,
+    private readonly streams: StreamsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  checks(): HealthIndicatorFunction[] {
+    const always = [() => this.database(), () => this.migrations()];
+    return this.redis ? [...always, () => this.redisPing(), () => this.streamBacklog()] : always;
+  }
+
+  private async database() {
+    const check = this.indicators.check('database');
+    try {
+      await within(this.dataSource.query('SELECT 1'));
+      return check.up();
+    } catch {
+      return check.down({ message: UNREACHABLE });
+    }
+  }
+
+  private async migrations() {
+    const check = this.indicators.check('migrations');
+    try {
+      // True when a migration of the code has no row in the migrations table.
+      return (await within(this.dataSource.showMigrations())) ? check.down({ message: 'migrations pending' }) : check.up();
+    } catch {
+      return check.down({ message: UNREACHABLE });
+    }
+  }
+
+  private async redisPing() {
+    const check = this.indicators.check('redis');
+    try {
+      await within(this.redis!.ping());
+      return check.up();
+    } catch {
+      return check.down({ message: UNREACHABLE });
+    }
+  }
+
+  private async streamBacklog() {
+    const check = this.indicators.check('streams');
+    let pending: Partial<Record<string, number>>;
+    try {
+      pending = await within(this.streams.pendingBacklog());
+    } catch {
+      return check.down({ message: UNREACHABLE });
+    }
+    const over = Object.values(pending).some((count) => count! > this.config.readyStreamBacklogMax);
+    return over ? check.down({ message: 'backlog over READY_STREAM_BACKLOG_MAX', pending }) : check.up({ pending });
+  }
+}
