@@ -2,6 +2,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { bearer, startTestApp, TestApp } from 'test/support/app';
+import { eventually } from 'test/support/eventually';
 
 describe('operator authentication', () => {
   let t: TestApp;
@@ -137,6 +138,27 @@ describe('JWKS caching', () => {
         await t.http().get('/api/v1/me').set(bearer({ token: await t.issuer.token({ kid: `rotated-${i}` }) })).expect(401);
       }
       expect(t.issuer.jwksRequests).toBe(2);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses a token whose key the issuer removed once the JWKS TTL has passed, though it was accepted before', async () => {
+    const t = await startTestApp({ IDENTITY_JWKS_TTL_S: '1' });
+    try {
+      const me = (token: string) => t.http().get('/api/v1/me').set(bearer({ token }));
+      const removedKid = t.issuer.kid;
+      const old = await t.issuer.token({ sub: 'removed-key' });
+      await me(old).expect(200);
+      await t.issuer.rotate();
+      t.issuer.remove(removedKid);
+      await eventually(async () => {
+        const res = await me(old);
+        expect([res.status, res.body]).toEqual([401, { detail: 'session not accepted' }]);
+      }, 25, 200);
+      await me(await t.issuer.token({ sub: 'removed-key' })).expect(200);
+      await me(old).expect(401, { detail: 'session not accepted' });
+      await me(await t.issuer.token({ sub: 'removed-key', kid: removedKid })).expect(401, { detail: 'session not accepted' });
     } finally {
       await t.close();
     }

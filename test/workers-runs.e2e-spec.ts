@@ -1,5 +1,5 @@
 import { Role } from 'src/common/access/actions';
-import { verifyServiceToken } from 'src/common/auth/service-token';
+import { verifyServiceToken } from 'test/support/service-token';
 import { Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { OrchestratorEmulator } from 'test/support/orchestrator-emulator';
 import { call, expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
@@ -117,7 +117,7 @@ describe('runs with an orchestrator', () => {
     const res = await call(t, 'post', `${base()}/worker-runs`, members.developer, { worker_id: workerId, input: { ticket: 42 }, session_profile_id: profile.session_profile_id }).expect(201);
     expect(res.body.run).toMatchObject({ status: 'queued', kind: 'run', worker_id: workerId, environment_classes: ['code'], session_profile_id: profile.session_profile_id, failure: null });
     const handOff = orchestrator.calls.slice(before).find((c) => c.path === '/v1/runs')!;
-    expect(await verifyServiceToken(handOff.authorization!.replace('Bearer ', ''), SERVICE_SECRET, 'control', 'orchestrator')).toBe(true);
+    expect(verifyServiceToken(handOff.authorization!.replace('Bearer ', ''), SERVICE_SECRET, 'control', 'orchestrator')).toBe(true);
     const [rev] = (await call(t, 'get', `${base()}/workers/${workerId}/versions`, owner).expect(200)).body.revisions;
     expect(handOff.body).toEqual({
       schema_version: 1,

@@ -1,8 +1,15 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
-import { AuthGuard } from 'src/common/auth/auth.guard';
-import { SessionVerifier } from 'src/common/auth/session-verifier';
+import { FrozenWorkspaceGuard } from 'src/common/access/frozen-workspace.guard';
+import { MembershipGuard } from 'src/common/access/membership.guard';
+import { RoleGuard } from 'src/common/access/role.guard';
+import { AuthenticationGuard } from 'src/common/auth/authentication.guard';
+import { IssuerKeys } from 'src/common/auth/issuer-keys';
+import { ServiceTokenAuthGuard } from 'src/common/auth/service-token-auth.guard';
+import { ServiceTokenStrategy } from 'src/common/auth/service-token.strategy';
+import { SessionAuthGuard } from 'src/common/auth/session-auth.guard';
+import { SessionStrategy } from 'src/common/auth/session.strategy';
 import { ApiExceptionFilter } from 'src/common/http/exception.filter';
 import { ApiValidationPipe } from 'src/common/http/validation.pipe';
 import { MetricsService } from 'src/common/metrics/metrics.service';
@@ -11,10 +18,18 @@ import { MetricsService } from 'src/common/metrics/metrics.service';
 @Global()
 @Module({
   providers: [
-    SessionVerifier,
+    IssuerKeys,
+    SessionStrategy,
+    ServiceTokenStrategy,
+    SessionAuthGuard,
+    ServiceTokenAuthGuard,
     MetricsService,
     WorkspaceAccess,
-    { provide: APP_GUARD, useClass: AuthGuard },
+    // Global guards run in this order: who is calling, then (workspace routes) member 404, role 403, frozen 409.
+    { provide: APP_GUARD, useClass: AuthenticationGuard },
+    { provide: APP_GUARD, useClass: MembershipGuard },
+    { provide: APP_GUARD, useClass: RoleGuard },
+    { provide: APP_GUARD, useClass: FrozenWorkspaceGuard },
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: ApiExceptionFilter },
   ],

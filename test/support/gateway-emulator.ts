@@ -27,7 +27,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { decodeJwt, jwtVerify } from 'jose';
-import { verifyServiceToken } from 'src/common/auth/service-token';
+import { verifyServiceToken } from 'test/support/service-token';
 
 export interface GatewayCall {
   path: string;
@@ -144,7 +144,7 @@ export class GatewayEmulator {
     if (sw?.kind === 'hold') await sw.released;
 
     const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
-    if (req.method !== 'POST' || !auth || !(await verifyServiceToken(auth[1], this.secret, 'control', 'gateway'))) {
+    if (req.method !== 'POST' || !auth || !verifyServiceToken(auth[1], this.secret, 'control', 'gateway')) {
       return reply(401, { error: { code: 'unauthorized' } });
     }
     switch (path) {

@@ -37,9 +37,12 @@ export const Operator = createParamDecorator((_: unknown, ctx: ExecutionContext)
   return operator;
 });
 
-/** The authorized workspace; a 500 when the access guard did not run. */
-export const Workspace = createParamDecorator((_: unknown, ctx: ExecutionContext): WorkspaceContext => {
+/** The workspace the membership guard loaded; a 500 when it did not run. */
+export function workspaceOf(ctx: ExecutionContext): WorkspaceContext {
   const workspace = ctx.switchToHttp().getRequest<GuardedRequest>().workspace;
   if (!workspace) throw new InternalServerErrorException();
   return workspace;
-});
+}
+
+/** The authorized workspace; a 500 when the access guards did not run. */
+export const Workspace = createParamDecorator((_: unknown, ctx: ExecutionContext): WorkspaceContext => workspaceOf(ctx));

@@ -1,4 +1,5 @@
-import { SetMetadata } from '@nestjs/common';
+import { ExecutionContext, InternalServerErrorException, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { WorkspaceAction } from 'src/common/access/actions';
 
 export const ACCESS_KEY = 'access';
@@ -18,3 +19,10 @@ export const Internal = () => SetMetadata(ACCESS_KEY, { kind: 'internal' } satis
 export const Authenticated = () => SetMetadata(ACCESS_KEY, { kind: 'session' } satisfies Access);
 /** A verified session that is a member of `:ws` with a role granting `action` (and not frozen, unless a read). */
 export const Action = (action: WorkspaceAction) => SetMetadata(ACCESS_KEY, { kind: 'workspace', action } satisfies Access);
+
+/** The access a handler declares; a 500 when it declares none, so a forgotten declaration fails closed and loudly. */
+export function declaredAccess(reflector: Reflector, context: ExecutionContext): Access {
+  const access = reflector.getAllAndOverride<Access | undefined>(ACCESS_KEY, [context.getHandler(), context.getClass()]);
+  if (!access) throw new InternalServerErrorException();
+  return access;
+}

@@ -31,23 +31,40 @@ export const WORKSPACE_NOT_FOUND = 'workspace not found';
 
 /**
  * Membership first (404, the same for a missing workspace and a non-member), then role (403),
- * then frozen (409). The guard runs it on every request; mutations run it again under the
- * workspace row lock so a role or freeze change that raced the request is honoured.
+ * then frozen (409): the membership, role and frozen-workspace guards apply them in that order on
+ * every request, from one query; mutations apply all three again under the workspace row lock so
+ * a role or freeze change that raced the request is honoured.
  */
 @Injectable()
 export class WorkspaceAccess {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** All three checks, in order: the authorized workspace context. */
   async authorize(workspaceId: string, operator: OperatorContext, action: WorkspaceAction): Promise<WorkspaceContext> {
+    return this.checked(await this.membership(workspaceId, operator, action));
+  }
+
+  /** The workspace with the operator's role, loaded in one query; 404 when the operator is not a member. */
+  async membership(workspaceId: string, operator: OperatorContext, action: WorkspaceAction): Promise<WorkspaceContext> {
     const rows = await namedQuery<AccessRow>(this.dataSource, READ, [workspaceId, operator.userId]);
-    return this.decide(rows[0], operator, action);
+    return this.member(rows[0], operator, action);
+  }
+
+  /** 403 when the role does not grant the action. */
+  checkRole(ws: WorkspaceContext): void {
+    if (!roleGrants(ws.role, ws.action)) throw new ApiError(403, 'action not permitted');
+  }
+
+  /** 409 when the workspace is frozen and the action is not a read. */
+  checkNotFrozen(ws: WorkspaceContext): void {
+    if (ws.frozen && !FROZEN_ALLOWED.has(ws.action)) throw new ApiError(409, 'workspace is frozen');
   }
 
   /** Locks the workspace row for the rest of `tx` and re-authorizes; returns the fresh context. */
   async lock(tx: Tx, ctx: WorkspaceContext): Promise<WorkspaceContext> {
     await tx.manager.query(LOCK, [ctx.id]);
     const rows: AccessRow[] = await tx.manager.query(REREAD, [ctx.id, ctx.operator.userId]);
-    return this.decide(rows[0], ctx.operator, ctx.action);
+    return this.checked(this.member(rows[0], ctx.operator, ctx.action));
   }
 
   /** A transaction that starts with `lock`: the shape of every workspace mutation. */
@@ -55,10 +72,14 @@ export class WorkspaceAccess {
     return inTransaction(this.dataSource, async (tx) => work(tx, await this.lock(tx, ctx)));
   }
 
-  private decide(row: AccessRow | undefined, operator: OperatorContext, action: WorkspaceAction): WorkspaceContext {
+  private checked(ws: WorkspaceContext): WorkspaceContext {
+    this.checkRole(ws);
+    this.checkNotFrozen(ws);
+    return ws;
+  }
+
+  private member(row: AccessRow | undefined, operator: OperatorContext, action: WorkspaceAction): WorkspaceContext {
     if (!row || !isRole(row.role)) throw new ApiError(404, WORKSPACE_NOT_FOUND);
-    if (!roleGrants(row.role, action)) throw new ApiError(403, 'action not permitted');
-    if (row.frozen && !FROZEN_ALLOWED.has(action)) throw new ApiError(409, 'workspace is frozen');
     return {
       id: row.id,
       orgId: row.org_id,

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { exportJWK, generateKeyPair, importJWK, JWK, SignJWT } from 'jose';
+import { sign } from 'jsonwebtoken';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { createPrivateKey, generateKeyPair, JsonWebKey, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 
 export const DEV_IDENTITY_PATH = '/dev-identity';
@@ -10,8 +11,8 @@ const KEY_FILE = '.data/dev-identity/key.json';
 
 interface StoredKey {
   kid: string;
-  privateJwk: JWK;
-  publicJwk: JWK;
+  privateJwk: JsonWebKey;
+  publicJwk: JsonWebKey;
 }
 
 /**
@@ -26,22 +27,16 @@ export class DevIdentity {
     return `${this.config.publicUrl}${DEV_IDENTITY_PATH}`;
   }
 
-  async jwks(): Promise<{ keys: JWK[] }> {
+  async jwks(): Promise<{ keys: JsonWebKey[] }> {
     const key = await this.key();
     return { keys: [key.publicJwk] };
   }
 
   async token(subject: string, email: string | undefined, ttlSeconds: number): Promise<string> {
     const key = await this.key();
-    const privateKey = await importJWK(key.privateJwk, 'RS256');
     const claims: Record<string, unknown> = email ? { email } : {};
-    return new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
-      .setIssuer(this.issuer)
-      .setSubject(subject)
-      .setIssuedAt()
-      .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
-      .sign(privateKey);
+    const privateKey = createPrivateKey({ key: key.privateJwk, format: 'jwk' });
+    return sign(claims, privateKey, { algorithm: 'RS256', keyid: key.kid, issuer: this.issuer, subject, expiresIn: ttlSeconds });
   }
 
   private cached?: Promise<StoredKey>;
@@ -53,12 +48,12 @@ export class DevIdentity {
 
   private async loadOrCreate(): Promise<StoredKey> {
     if (existsSync(KEY_FILE)) return JSON.parse(readFileSync(KEY_FILE, 'utf8')) as StoredKey;
-    const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+    const { privateKey, publicKey } = await promisify(generateKeyPair)('rsa', { modulusLength: 2048 });
     const kid = randomUUID();
     const stored: StoredKey = {
       kid,
-      privateJwk: { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' },
-      publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' },
+      privateJwk: { ...privateKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' },
+      publicJwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' },
     };
     mkdirSync(dirname(KEY_FILE), { recursive: true });
     writeFileSync(KEY_FILE, JSON.stringify(stored), { mode: 0o600 });

@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { OPERATOR_RESOLVER } from 'src/common/auth/auth.guard';
+import { OPERATOR_RESOLVER } from 'src/common/auth/session.strategy';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { DevIdentityController } from 'src/modules/identity/dev-identity.controller';
 import { IdentityService } from 'src/modules/identity/identity.service';

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { OperatorContext } from 'src/common/access/context';
-import { OperatorResolver } from 'src/common/auth/auth.guard';
-import { Identity } from 'src/common/auth/session-verifier';
+import { Identity, OperatorResolver } from 'src/common/auth/session.strategy';
 import { newId } from 'src/common/ids/ids';
 import { namedQuery } from 'src/database/named-query';
 
