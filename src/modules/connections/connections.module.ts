@@ -1,14 +1,20 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { AuditModule } from 'src/modules/audit/audit.module';
+import { CatalogModule } from 'src/modules/catalog/catalog.module';
 import { CatalogService } from 'src/modules/catalog/catalog.service';
+import { CatalogController } from 'src/modules/connections/catalog.controller';
 import { ConnectionsController, OAuthController } from 'src/modules/connections/connections.controller';
 import { ConnectionsService } from 'src/modules/connections/connections.service';
 import { AuthProfile, tierOf } from 'src/modules/connections/dto/connection.document';
 import { ExpiredGrantsJob } from 'src/modules/connections/expired-grants.job';
 import { OAuthService } from 'src/modules/connections/oauth.service';
 import { RefreshJob } from 'src/modules/connections/refresh.job';
+import { GatewayModule } from 'src/modules/gateway/gateway.module';
+import { PublicationModule } from 'src/modules/publication/publication.module';
 import { SnapshotRegistry, SnapshotWorkspace } from 'src/modules/publication/snapshot.registry';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
+import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 
 interface SnapshotRow {
   id: string;
@@ -26,7 +32,8 @@ interface SnapshotRow {
 }
 
 @Module({
-  controllers: [ConnectionsController, OAuthController],
+  imports: [AuditModule, CatalogModule, GatewayModule, PublicationModule, WorkspacesModule],
+  controllers: [ConnectionsController, OAuthController, CatalogController],
   providers: [ConnectionsService, OAuthService, RefreshJob, ExpiredGrantsJob],
   exports: [ConnectionsService],
 })
