@@ -8,6 +8,7 @@ import { ConnectionsController, OAuthController } from 'src/modules/connections/
 import { ConnectionsService } from 'src/modules/connections/connections.service';
 import { AuthProfile, tierOf } from 'src/modules/connections/dto/connection.document';
 import { ExpiredGrantsJob } from 'src/modules/connections/expired-grants.job';
+import { ModelConnectionsService } from 'src/modules/connections/model-connections.service';
 import { OAuthService } from 'src/modules/connections/oauth.service';
 import { RefreshJob } from 'src/modules/connections/refresh.job';
 import { GatewayModule } from 'src/modules/gateway/gateway.module';
@@ -34,8 +35,8 @@ interface SnapshotRow {
 @Module({
   imports: [AuditModule, CatalogModule, GatewayModule, PublicationModule, WorkspacesModule],
   controllers: [ConnectionsController, OAuthController, CatalogController],
-  providers: [ConnectionsService, OAuthService, RefreshJob, ExpiredGrantsJob],
-  exports: [ConnectionsService],
+  providers: [ConnectionsService, ModelConnectionsService, OAuthService, RefreshJob, ExpiredGrantsJob],
+  exports: [ConnectionsService, ModelConnectionsService],
 })
 export class ConnectionsModule implements OnModuleInit {
   constructor(

@@ -280,7 +280,7 @@ export class ConnectionsService {
     if (!row) throw new ApiError(404, NOT_FOUND);
     if (row.custody !== 'federated') throw new ApiError(409, 'connection is not federated');
     if (row.status !== 'pending') throw new ApiError(409, 'connection is not pending');
-    const versions = await this.versions(ctx.id);
+    const versions = await this.publications.versions(ctx.id);
     if (versions.published_version < versions.snapshot_version) throw new ApiError(409, 'connection snapshot is not published');
     const [session]: { allowed_mcp_origins: string[] }[] = await this.dataSource.query(
       `SELECT allowed_mcp_origins FROM catalog_sessions WHERE id = $1 AND workspace_id = $2 AND connection_id = $3 AND user_id = $4 AND provider = $5
@@ -293,12 +293,6 @@ export class ConnectionsService {
   }
 
   // ---------- helpers shared with the OAuth callback ----------
-
-  /** Current snapshot and published versions of a workspace. */
-  async versions(workspaceId: string, manager: EntityManager = this.dataSource.manager): Promise<Versions> {
-    const [row]: Versions[] = await manager.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
-    return row;
-  }
 
   /** Locks one connection of the workspace (of the given kinds) for the rest of `tx`; 404 otherwise. */
   async lockRow(tx: Tx, workspaceId: string, connectionId: string, kinds: ConnectionRow['kind'][]): Promise<ConnectionRow> {
@@ -408,14 +402,14 @@ export class ConnectionsService {
 
   /** The mutation envelope after commit: `next` only once the snapshot covering the change has published. */
   private async envelope(ctx: WorkspaceContext, connectionId: string, prepared: Prepared) {
-    const versions = await this.versions(ctx.id);
+    const versions = await this.publications.versions(ctx.id);
     const connection = await this.projection(ctx, connectionId, versions);
     return toMutationEnvelope(connection, versions.published_version >= versions.snapshot_version ? prepared : { kind: 'none' });
   }
 
   private async projection(ctx: WorkspaceContext, connectionId: string, versions?: Versions): Promise<ConnectionDocument> {
     const rows: ConnectionRow[] = await this.dataSource.query(`SELECT ${CONNECTION_COLUMNS} FROM connections WHERE id = $1 AND workspace_id = $2`, [connectionId, ctx.id]);
-    const [doc] = await this.project(this.dataSource.manager, ctx, rows, versions ?? (await this.versions(ctx.id)));
+    const [doc] = await this.project(this.dataSource.manager, ctx, rows, versions ?? (await this.publications.versions(ctx.id)));
     return doc;
   }
 

@@ -107,7 +107,7 @@ export class OAuthService {
       if (error instanceof ApiError) return 'error';
       throw error;
     }
-    const versions = await this.connections.versions(state.workspace_id);
+    const versions = await this.publications.versions(state.workspace_id);
     return versions.published_version >= versions.snapshot_version ? 'connected' : 'pending';
   }
 

@@ -15,7 +15,6 @@ import {
   SubscriptionRow,
   toSnapshotSubscription,
   toSubscriptionDocument,
-  Versions,
 } from 'src/modules/webhooks/dto/subscription.document';
 import { SignatureProfile, signatureProfile } from 'src/modules/webhooks/signatures/signature-profiles';
 
@@ -106,7 +105,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
       });
       return { row: stored, created: stored.created };
     });
-    return { created, subscription: toSubscriptionDocument(row, await this.versions(ctx.id)) };
+    return { created, subscription: toSubscriptionDocument(row, await this.publications.versions(ctx.id)) };
   }
 
   async list(ws: WorkspaceContext, connectionId: string) {
@@ -115,7 +114,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
       `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE workspace_id = $1 AND connection_id = $2 ORDER BY id`,
       [ws.id, connectionId],
     );
-    const versions = await this.versions(ws.id);
+    const versions = await this.publications.versions(ws.id);
     return { subscriptions: rows.map((row) => toSubscriptionDocument(row, versions)) };
   }
 
@@ -126,7 +125,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
       [ws.id, connectionId, subscriptionId],
     );
     if (!row) throw new ApiError(404, 'webhook subscription not found');
-    return toSubscriptionDocument(row, await this.versions(ws.id));
+    return toSubscriptionDocument(row, await this.publications.versions(ws.id));
   }
 
   async delete(ctx: WorkspaceContext, connectionId: string, subscriptionId: string): Promise<void> {
@@ -151,11 +150,6 @@ export class WebhookSubscriptionsService implements OnModuleInit {
   private async connection(manager: EntityManager, workspaceId: string, connectionId: string): Promise<void> {
     const [row] = await manager.query(`SELECT 1 FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'tool'`, [connectionId, workspaceId]);
     if (!row) throw new ApiError(404, 'connection not found');
-  }
-
-  private async versions(workspaceId: string): Promise<Versions> {
-    const [row]: Versions[] = await this.dataSource.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
-    return row;
   }
 }
 
