@@ -45,6 +45,15 @@ export function codeChallenge(verifier: string): string {
   return createHash('sha256').update(verifier).digest('base64url');
 }
 
+/** What a webhook subscription needs to know of its tool connection (never a credential). */
+export interface ToolShape {
+  custody: string;
+  source: string;
+  target: string;
+  profile_type: string;
+  broker_reference: string | null;
+}
+
 /**
  * Tool connections and broker registrations: start, restricted key, reconnect, disable, purge,
  * discard, federated complete, and the projections. Every mutation runs under the workspace lock
@@ -290,6 +299,52 @@ export class ConnectionsService {
     if (!session) throw new ApiError(409, SESSION_UNAVAILABLE);
     if (!mcpTargetAllowed(body.mcp_url, session.allowed_mcp_origins)) throw new ApiError(400, 'mcp target is not allowed');
     throw new ApiError(409, 'broker_verification_unavailable');
+  }
+
+  // ---------- reads for other modules (this module owns the connections table) ----------
+
+  /** Whether the workspace holds the connection (of one of `kinds`, any kind when omitted), read in `manager`. */
+  async holds(manager: EntityManager, workspaceId: string, connectionId: string, kinds?: ConnectionRow['kind'][]): Promise<boolean> {
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM connections WHERE id = $1 AND workspace_id = $2 AND ($3::text[] IS NULL OR kind = ANY($3))`, [
+      connectionId,
+      workspaceId,
+      kinds ?? null,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** One tool connection's custody, source, target and auth profile type, share-locked for the rest of `tx`; undefined when absent. */
+  async toolShape(tx: Tx, workspaceId: string, connectionId: string): Promise<ToolShape | undefined> {
+    const [row]: ToolShape[] = await tx.manager.query(
+      `SELECT custody, source, target, auth_profile->>'type' AS profile_type, auth_profile->>'broker_connection_id' AS broker_reference
+       FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'tool' FOR SHARE`,
+      [connectionId, workspaceId],
+    );
+    return row;
+  }
+
+  /** Ids of the workspace's active connections, read in `manager` (a snapshot part's consistent read). */
+  async activeIds(manager: EntityManager, workspaceId: string): Promise<string[]> {
+    const rows: { id: string }[] = await manager.query(`SELECT id FROM connections WHERE workspace_id = $1 AND status = 'active' ORDER BY id`, [workspaceId]);
+    return rows.map((r) => r.id);
+  }
+
+  /** Connector slugs the workspace holds a tool connection on that is not disabled. */
+  async toolSlugs(workspaceId: string): Promise<Set<string>> {
+    const rows: { connector_slug: string }[] = await this.dataSource.query(
+      `SELECT DISTINCT connector_slug FROM connections WHERE workspace_id = $1 AND kind = 'tool' AND status <> 'disabled'`,
+      [workspaceId],
+    );
+    return new Set(rows.map((r) => r.connector_slug));
+  }
+
+  /** `{connector_slug}@{lane}` of every active tool connection of the workspace. */
+  async activeToolLanes(workspaceId: string): Promise<Set<string>> {
+    const rows: { lane: string }[] = await this.dataSource.query(
+      `SELECT DISTINCT connector_slug || '@' || source AS lane FROM connections WHERE workspace_id = $1 AND kind = 'tool' AND status = 'active'`,
+      [workspaceId],
+    );
+    return new Set(rows.map((r) => r.lane));
   }
 
   // ---------- helpers shared with the OAuth callback ----------

@@ -27,6 +27,7 @@ type KeyContextRow = KeyRow & { env: Env };
 
 /** Named statements (planned once per connection); the bench baseline runs the same ones. */
 export const LIST = { name: 'keys_list', text: `SELECT ${keyColumns()} FROM virtual_keys WHERE workspace_id = $1 ORDER BY created_at, id` };
+// Joins workspaces (owned by workspaces) for `env` in the same statement: the gateway's key lookup is the hot path.
 export const BY_HASH = {
   name: 'keys_by_hash',
   text: `SELECT ${keyColumns('k')}, w.env FROM virtual_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash = $1`,
@@ -171,6 +172,7 @@ export class KeysService implements OnModuleInit {
   async sync(keyId: string): Promise<boolean> {
     try {
       return await this.dataSource.transaction(async (manager) => {
+        // The same join as BY_HASH: the hot-path entry is built from exactly what the lookup reads.
         const [row]: KeyContextRow[] = await manager.query(
           `SELECT ${keyColumns('k')}, w.env FROM virtual_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1 FOR UPDATE OF k`,
           [keyId],

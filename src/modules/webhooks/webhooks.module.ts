@@ -3,7 +3,6 @@ import { AuditModule } from 'src/modules/audit/audit.module';
 import { ConnectionsModule } from 'src/modules/connections/connections.module';
 import { GatewayModule } from 'src/modules/gateway/gateway.module';
 import { PublicationModule } from 'src/modules/publication/publication.module';
-import { ReceiptsModule } from 'src/modules/receipts/receipts.module';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { InternalEvidenceController } from 'src/modules/webhooks/internal-evidence.controller';
 import { WebhookEvidenceService } from 'src/modules/webhooks/webhook-evidence.service';
@@ -13,7 +12,7 @@ import { WebhooksJob } from 'src/modules/webhooks/webhooks.job';
 
 /** Webhook subscriptions (published for the gateway's ingress) and signed webhook evidence. */
 @Module({
-  imports: [AuditModule, ConnectionsModule, GatewayModule, PublicationModule, ReceiptsModule, WorkspacesModule],
+  imports: [AuditModule, ConnectionsModule, GatewayModule, PublicationModule, WorkspacesModule],
   controllers: [WebhookSubscriptionsController, InternalEvidenceController],
   providers: [WebhookSubscriptionsService, WebhookEvidenceService, WebhooksJob],
 })

@@ -167,6 +167,16 @@ export class WorkspacesService {
     return row?.assistant_enabled ?? false;
   }
 
+  /** A member's role, email and the workspace's frozen flag: what an access decision without a session needs (the OAuth callback). */
+  async memberAccess(workspaceId: string, userId: string): Promise<{ email: string | null; role: string; frozen: boolean } | undefined> {
+    const [row]: { email: string | null; role: string; frozen: boolean }[] = await this.dataSource.query(
+      `SELECT u.email, m.role, w.frozen FROM users u JOIN workspace_members m ON m.user_id = u.id JOIN workspaces w ON w.id = m.workspace_id
+       WHERE u.id = $1 AND m.workspace_id = $2`,
+      [userId, workspaceId],
+    );
+    return row;
+  }
+
   /** The ids among `userIds` that are current members of the workspace, read in `manager`. */
   async memberIds(manager: EntityManager, workspaceId: string, userIds: string[]): Promise<Set<string>> {
     const rows: { user_id: string }[] = await manager.query(`SELECT user_id FROM workspace_members WHERE workspace_id = $1 AND user_id = ANY($2)`, [workspaceId, userIds]);
