@@ -28,6 +28,7 @@ import { ReceiptsService } from 'src/modules/receipts/receipts.service';
 import { receiptsProjector } from 'src/modules/receipts/receipts.projector';
 import { BATCH_LIMIT, monthStart, PROJECT_SHARDS, StreamsService } from 'src/modules/streams/streams.service';
 import { EVENT_TOTALS, TOTALS_FIELDS, usageProjector } from 'src/modules/usage/usage.projector';
+import { KeysService } from 'src/modules/keys/keys.service';
 import { UsageService } from 'src/modules/usage/usage.service';
 import { ReceiptsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
 import { MetricsService } from 'src/common/metrics/metrics.service';
@@ -269,7 +270,7 @@ async function main(): Promise<void> {
       await seed(ds, now);
     }
 
-    const usage = new UsageService(ds, null as never);
+    const usage = new UsageService(ds, null as never, new KeysService(ds, null as never, null as never, null as never, null as never));
     const window = { from: new Date(now.getTime() - 30 * DAY), to: now };
     const summary = await p95(100, () => usage.summary(BUSY, { window, groupBy: 'model', limit: 50 }));
     const raw = await p95(10, () =>

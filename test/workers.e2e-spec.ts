@@ -196,7 +196,9 @@ describe('Worker drafts, definitions and revisions', () => {
     it('needs an agent passport that is an active virtual key of the workspace', async () => {
       const key = await mintPassport(t, owner, 'agent-revoked');
       await call(t, 'post', `${base()}/keys/${key.key_id}/revoke`, owner).expect(200);
-      for (const agent of ['agent-revoked', 'agent-unknown']) {
+      // The keys module's status rule: a key past its expiry is no passport either.
+      await call(t, 'post', `${base()}/keys`, owner, { agent_id: 'agent-expired', expires_at: '2020-01-01T00:00:00Z' }).expect(201);
+      for (const agent of ['agent-revoked', 'agent-expired', 'agent-unknown']) {
         const res = await call(t, 'post', `${base()}/workers`, owner, { slug: 'p', display_name: 'P', agent_passport_id: agent }).expect(422);
         expect(res.body.detail).toEqual([
           { loc: ['body', 'agent_passport_id'], msg: 'agent_passport_id must be the agent_id of an active virtual key of this workspace', type: 'value_error' },

@@ -13,6 +13,7 @@ import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 import { ApprovalPolicyBody } from 'src/modules/approvals/dto/approval-policy.dto';
 import { APPROVAL_POLICY_COLUMNS, ApprovalPolicyRow, toApprovalPolicyDocument } from 'src/modules/approvals/dto/approval-policy.document';
 import { ApprovalRule, policySetHash, RULE_MESSAGES, ruleSet, SetRule, validateRules } from 'src/modules/approvals/rules';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 export interface ActiveRuleSet {
   policy_set_hash: string;
@@ -54,6 +55,7 @@ export class ApprovalPoliciesService implements OnModuleInit {
     private readonly audit: AuditService,
     private readonly publications: PublicationService,
     private readonly snapshots: SnapshotRegistry,
+    private readonly workspaces: WorkspacesService,
   ) {}
 
   onModuleInit(): void {
@@ -140,8 +142,7 @@ export class ApprovalPoliciesService implements OnModuleInit {
   private async assertMembers(tx: Tx, workspaceId: string, rules: ApprovalRule[]): Promise<void> {
     const ids = [...new Set(rules.flatMap((r) => r.approver_user_ids))];
     if (ids.length === 0) return;
-    const rows: { user_id: string }[] = await tx.manager.query(`SELECT user_id FROM workspace_members WHERE workspace_id = $1 AND user_id = ANY($2)`, [workspaceId, ids]);
-    const members = new Set(rows.map((r) => r.user_id));
+    const members = await this.workspaces.memberIds(tx.manager, workspaceId, ids);
     const errors = rules.flatMap((rule, i) =>
       rule.approver_user_ids.some((u) => !members.has(u)) ? [{ loc: ['body', 'rules', i, 'approver_user_ids'], msg: RULE_MESSAGES.principals, type: 'value_error' }] : [],
     );

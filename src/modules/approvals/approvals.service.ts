@@ -14,6 +14,7 @@ import { effectiveDecision, voteBlock, voteError } from 'src/modules/approvals/a
 import { APPROVAL_COLUMNS, ApprovalRow, toApprovalDocument, VoteRow } from 'src/modules/approvals/dto/approval.document';
 import { DecisionStatus, ExecutionReportBody, HeldCallBody, ListApprovalsQuery, VoteBody } from 'src/modules/approvals/dto/approval.dto';
 import { initialDecision, matchingRules } from 'src/modules/approvals/rules';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 const NOT_FOUND = 'approval not found';
 const CURSOR = { at: 'timestamp', id: 'string' } as const;
@@ -37,6 +38,7 @@ export class ApprovalsService {
     private readonly dataSource: DataSource,
     private readonly access: WorkspaceAccess,
     private readonly audit: AuditService,
+    private readonly workspaces: WorkspacesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -130,8 +132,7 @@ export class ApprovalsService {
    * document and whether it was created pending (201) rather than found or denied at once (200).
    */
   async hold(workspaceId: string, body: HeldCallBody): Promise<{ created: boolean; approval: Record<string, unknown> }> {
-    const ws: { id: string }[] = await this.dataSource.query(`SELECT id FROM workspaces WHERE id = $1`, [workspaceId]);
-    if (ws.length === 0) throw new ApiError(404, WORKSPACE_NOT_FOUND);
+    if (!(await this.workspaces.existing([workspaceId])).has(workspaceId)) throw new ApiError(404, WORKSPACE_NOT_FOUND);
     const existing = await this.findByRequest(workspaceId, body.request_id);
     if (existing) return { created: false, approval: await this.gatewayView(existing) };
 

@@ -1,9 +1,9 @@
-import { Global, Module } from '@nestjs/common';
-import { CatalogController } from 'src/modules/catalog/catalog.controller';
+import { Module } from '@nestjs/common';
 import { CatalogService } from 'src/modules/catalog/catalog.service';
-import { ConnectionsModule } from 'src/modules/connections/connections.module';
 
-/** The frozen connector catalog (validated at start) and its routes; CatalogService is readable by every domain. */
-@Global()
-@Module({ imports: [ConnectionsModule], controllers: [CatalogController], providers: [CatalogService], exports: [CatalogService] })
+/**
+ * The frozen connector catalog, validated at start: a pure read that imports no other domain.
+ * Its routes live in `connections` (each row carries the workspace's connections on the slug).
+ */
+@Module({ providers: [CatalogService], exports: [CatalogService] })
 export class CatalogModule {}

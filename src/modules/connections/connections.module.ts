@@ -1,14 +1,21 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { AuditModule } from 'src/modules/audit/audit.module';
+import { CatalogModule } from 'src/modules/catalog/catalog.module';
 import { CatalogService } from 'src/modules/catalog/catalog.service';
+import { CatalogController } from 'src/modules/connections/catalog.controller';
 import { ConnectionsController, OAuthController } from 'src/modules/connections/connections.controller';
 import { ConnectionsService } from 'src/modules/connections/connections.service';
 import { AuthProfile, tierOf } from 'src/modules/connections/dto/connection.document';
 import { ExpiredGrantsJob } from 'src/modules/connections/expired-grants.job';
+import { ModelConnectionsService } from 'src/modules/connections/model-connections.service';
 import { OAuthService } from 'src/modules/connections/oauth.service';
 import { RefreshJob } from 'src/modules/connections/refresh.job';
+import { GatewayModule } from 'src/modules/gateway/gateway.module';
+import { PublicationModule } from 'src/modules/publication/publication.module';
 import { SnapshotRegistry, SnapshotWorkspace } from 'src/modules/publication/snapshot.registry';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
+import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 
 interface SnapshotRow {
   id: string;
@@ -26,9 +33,10 @@ interface SnapshotRow {
 }
 
 @Module({
-  controllers: [ConnectionsController, OAuthController],
-  providers: [ConnectionsService, OAuthService, RefreshJob, ExpiredGrantsJob],
-  exports: [ConnectionsService],
+  imports: [AuditModule, CatalogModule, GatewayModule, PublicationModule, WorkspacesModule],
+  controllers: [ConnectionsController, OAuthController, CatalogController],
+  providers: [ConnectionsService, ModelConnectionsService, OAuthService, RefreshJob, ExpiredGrantsJob],
+  exports: [ConnectionsService, ModelConnectionsService],
 })
 export class ConnectionsModule implements OnModuleInit {
   constructor(

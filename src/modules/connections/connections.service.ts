@@ -45,6 +45,15 @@ export function codeChallenge(verifier: string): string {
   return createHash('sha256').update(verifier).digest('base64url');
 }
 
+/** What a webhook subscription needs to know of its tool connection (never a credential). */
+export interface ToolShape {
+  custody: string;
+  source: string;
+  target: string;
+  profile_type: string;
+  broker_reference: string | null;
+}
+
 /**
  * Tool connections and broker registrations: start, restricted key, reconnect, disable, purge,
  * discard, federated complete, and the projections. Every mutation runs under the workspace lock
@@ -280,7 +289,7 @@ export class ConnectionsService {
     if (!row) throw new ApiError(404, NOT_FOUND);
     if (row.custody !== 'federated') throw new ApiError(409, 'connection is not federated');
     if (row.status !== 'pending') throw new ApiError(409, 'connection is not pending');
-    const versions = await this.versions(ctx.id);
+    const versions = await this.publications.versions(ctx.id);
     if (versions.published_version < versions.snapshot_version) throw new ApiError(409, 'connection snapshot is not published');
     const [session]: { allowed_mcp_origins: string[] }[] = await this.dataSource.query(
       `SELECT allowed_mcp_origins FROM catalog_sessions WHERE id = $1 AND workspace_id = $2 AND connection_id = $3 AND user_id = $4 AND provider = $5
@@ -292,13 +301,53 @@ export class ConnectionsService {
     throw new ApiError(409, 'broker_verification_unavailable');
   }
 
-  // ---------- helpers shared with the OAuth callback ----------
+  // ---------- reads for other modules (this module owns the connections table) ----------
 
-  /** Current snapshot and published versions of a workspace. */
-  async versions(workspaceId: string, manager: EntityManager = this.dataSource.manager): Promise<Versions> {
-    const [row]: Versions[] = await manager.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
+  /** Whether the workspace holds the connection (of one of `kinds`, any kind when omitted), read in `manager`. */
+  async holds(manager: EntityManager, workspaceId: string, connectionId: string, kinds?: ConnectionRow['kind'][]): Promise<boolean> {
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM connections WHERE id = $1 AND workspace_id = $2 AND ($3::text[] IS NULL OR kind = ANY($3))`, [
+      connectionId,
+      workspaceId,
+      kinds ?? null,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** One tool connection's custody, source, target and auth profile type, share-locked for the rest of `tx`; undefined when absent. */
+  async toolShape(tx: Tx, workspaceId: string, connectionId: string): Promise<ToolShape | undefined> {
+    const [row]: ToolShape[] = await tx.manager.query(
+      `SELECT custody, source, target, auth_profile->>'type' AS profile_type, auth_profile->>'broker_connection_id' AS broker_reference
+       FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'tool' FOR SHARE`,
+      [connectionId, workspaceId],
+    );
     return row;
   }
+
+  /** Ids of the workspace's active connections, read in `manager` (a snapshot part's consistent read). */
+  async activeIds(manager: EntityManager, workspaceId: string): Promise<string[]> {
+    const rows: { id: string }[] = await manager.query(`SELECT id FROM connections WHERE workspace_id = $1 AND status = 'active' ORDER BY id`, [workspaceId]);
+    return rows.map((r) => r.id);
+  }
+
+  /** Connector slugs the workspace holds a tool connection on that is not disabled. */
+  async toolSlugs(workspaceId: string): Promise<Set<string>> {
+    const rows: { connector_slug: string }[] = await this.dataSource.query(
+      `SELECT DISTINCT connector_slug FROM connections WHERE workspace_id = $1 AND kind = 'tool' AND status <> 'disabled'`,
+      [workspaceId],
+    );
+    return new Set(rows.map((r) => r.connector_slug));
+  }
+
+  /** `{connector_slug}@{lane}` of every active tool connection of the workspace. */
+  async activeToolLanes(workspaceId: string): Promise<Set<string>> {
+    const rows: { lane: string }[] = await this.dataSource.query(
+      `SELECT DISTINCT connector_slug || '@' || source AS lane FROM connections WHERE workspace_id = $1 AND kind = 'tool' AND status = 'active'`,
+      [workspaceId],
+    );
+    return new Set(rows.map((r) => r.lane));
+  }
+
+  // ---------- helpers shared with the OAuth callback ----------
 
   /** Locks one connection of the workspace (of the given kinds) for the rest of `tx`; 404 otherwise. */
   async lockRow(tx: Tx, workspaceId: string, connectionId: string, kinds: ConnectionRow['kind'][]): Promise<ConnectionRow> {
@@ -408,14 +457,14 @@ export class ConnectionsService {
 
   /** The mutation envelope after commit: `next` only once the snapshot covering the change has published. */
   private async envelope(ctx: WorkspaceContext, connectionId: string, prepared: Prepared) {
-    const versions = await this.versions(ctx.id);
+    const versions = await this.publications.versions(ctx.id);
     const connection = await this.projection(ctx, connectionId, versions);
     return toMutationEnvelope(connection, versions.published_version >= versions.snapshot_version ? prepared : { kind: 'none' });
   }
 
   private async projection(ctx: WorkspaceContext, connectionId: string, versions?: Versions): Promise<ConnectionDocument> {
     const rows: ConnectionRow[] = await this.dataSource.query(`SELECT ${CONNECTION_COLUMNS} FROM connections WHERE id = $1 AND workspace_id = $2`, [connectionId, ctx.id]);
-    const [doc] = await this.project(this.dataSource.manager, ctx, rows, versions ?? (await this.versions(ctx.id)));
+    const [doc] = await this.project(this.dataSource.manager, ctx, rows, versions ?? (await this.publications.versions(ctx.id)));
     return doc;
   }
 

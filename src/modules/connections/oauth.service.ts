@@ -11,6 +11,7 @@ import { ConnectionsService } from 'src/modules/connections/connections.service'
 import { CONNECTION_COLUMNS, ConnectionRow } from 'src/modules/connections/dto/connection.document';
 import { ExchangedCredential, GatewayClient } from 'src/modules/gateway/gateway.client';
 import { PublicationService } from 'src/modules/publication/publication.service';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 export const INVALID_STATE = 'invalid or expired oauth state';
 const STATE = /^[A-Za-z0-9_-]{43}$/;
@@ -47,6 +48,7 @@ export class OAuthService {
     private readonly connections: ConnectionsService,
     private readonly publications: PublicationService,
     private readonly gateway: GatewayClient,
+    private readonly workspaces: WorkspacesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -107,17 +109,13 @@ export class OAuthService {
       if (error instanceof ApiError) return 'error';
       throw error;
     }
-    const versions = await this.connections.versions(state.workspace_id);
+    const versions = await this.publications.versions(state.workspace_id);
     return versions.published_version >= versions.snapshot_version ? 'connected' : 'pending';
   }
 
   /** The initiating operator's context if they may still complete this authorization, else null. */
   private async authority(state: StateRow): Promise<Authority | null> {
-    const [member]: { email: string | null; role: string; frozen: boolean }[] = await this.dataSource.query(
-      `SELECT u.email, m.role, w.frozen FROM users u JOIN workspace_members m ON m.user_id = u.id JOIN workspaces w ON w.id = m.workspace_id
-       WHERE u.id = $1 AND m.workspace_id = $2`,
-      [state.user_id, state.workspace_id],
-    );
+    const member = await this.workspaces.memberAccess(state.workspace_id, state.user_id);
     if (!member || !isRole(member.role) || !roleGrants(member.role, 'connection.manage') || member.frozen) return null;
     const [row]: ConnectionRow[] = await this.dataSource.query(
       `SELECT ${CONNECTION_COLUMNS} FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'tool'`,

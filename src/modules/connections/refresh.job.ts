@@ -6,6 +6,7 @@ import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { inTransaction } from 'src/database/transaction';
 import { GatewayCallError, GatewayClient, RefreshedCredential } from 'src/modules/gateway/gateway.client';
 import { PublicationService } from 'src/modules/publication/publication.service';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 import { errorFields } from 'src/common/logging/error-fields';
 
@@ -65,6 +66,7 @@ export class RefreshJob {
     private readonly dataSource: DataSource,
     private readonly gateway: GatewayClient,
     private readonly publications: PublicationService,
+    private readonly workspaces: WorkspacesService,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -138,7 +140,7 @@ export class RefreshJob {
   /** False when the connection no longer holds the claimed revision: the result is dropped. */
   private async store(row: Claimed, grant: RefreshedCredential): Promise<boolean> {
     return inTransaction(this.dataSource, async (tx) => {
-      await tx.manager.query(`SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, [row.workspace_id]);
+      await this.workspaces.lock(tx, row.workspace_id);
       const [, updated]: [unknown, number] = await tx.manager.query(
         `UPDATE connections SET credential_envelope = $4, refresh_envelope = COALESCE($5, refresh_envelope), expires_at = $6,
            last_refreshed_at = clock_timestamp(), refresh_attempts = 0, refresh_not_before = NULL, refresh_lease_until = NULL, updated_at = clock_timestamp()
@@ -152,7 +154,7 @@ export class RefreshJob {
 
   private async refuse(row: Claimed): Promise<void> {
     await inTransaction(this.dataSource, async (tx) => {
-      await tx.manager.query(`SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, [row.workspace_id]);
+      await this.workspaces.lock(tx, row.workspace_id);
       const [, updated]: [unknown, number] = await tx.manager.query(
         `UPDATE connections SET refresh_failure = $4, status = 'pending', refresh_lease_until = NULL, updated_at = clock_timestamp()
          WHERE id = $1 AND workspace_id = $2 AND credential_revision = $3 AND status = 'active'`,

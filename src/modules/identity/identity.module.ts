@@ -4,10 +4,14 @@ import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { DevIdentityController } from 'src/modules/identity/dev-identity.controller';
 import { IdentityService } from 'src/modules/identity/identity.service';
 
+/**
+ * Global for one provider only: the authentication guard (src/common, registered by CommonModule
+ * for every route) resolves operators through OPERATOR_RESOLVER, and common imports no domain.
+ */
 @Global()
 @Module({
   controllers: [DevIdentityController],
   providers: [IdentityService, DevIdentity, { provide: OPERATOR_RESOLVER, useExisting: IdentityService }],
-  exports: [OPERATOR_RESOLVER, DevIdentity],
+  exports: [OPERATOR_RESOLVER],
 })
 export class IdentityModule {}

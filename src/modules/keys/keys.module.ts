@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from 'src/modules/audit/audit.module';
+import { PublicationModule } from 'src/modules/publication/publication.module';
+import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { KeysController } from 'src/modules/keys/keys.controller';
 import { KeysJob } from 'src/modules/keys/keys.job';
 import { KeysService } from 'src/modules/keys/keys.service';
 
-@Module({ controllers: [KeysController], providers: [KeysService, KeysJob], exports: [KeysService] })
+@Module({ imports: [AuditModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob], exports: [KeysService] })
 export class KeysModule {}

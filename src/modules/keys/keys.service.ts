@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Env, WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { sha256Hex } from 'src/common/crypto/crypto';
@@ -9,7 +9,7 @@ import { newId } from 'src/common/ids/ids';
 import { parseRfc3339 } from 'src/common/time/time';
 import { namedQuery } from 'src/database/named-query';
 import { AuditService } from 'src/modules/audit/audit.service';
-import { KeyRow, keyColumns, keyStatus, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
+import { KeyRow, keyColumns, keyStatus, keyStatusSql, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
 import { MintKeyDto, SCOPES } from 'src/modules/keys/dto/mint-key.dto';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
@@ -27,15 +27,19 @@ type KeyContextRow = KeyRow & { env: Env };
 
 /** Named statements (planned once per connection); the bench baseline runs the same ones. */
 export const LIST = { name: 'keys_list', text: `SELECT ${keyColumns()} FROM virtual_keys WHERE workspace_id = $1 ORDER BY created_at, id` };
+// Joins workspaces (owned by workspaces) for `env` in the same statement: the gateway's key lookup is the hot path.
 export const BY_HASH = {
   name: 'keys_by_hash',
   text: `SELECT ${keyColumns('k')}, w.env FROM virtual_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash = $1`,
 };
 const COUNTS = {
   name: 'keys_overview',
-  text: `SELECT count(*)::int AS total,
-            count(*) FILTER (WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > clock_timestamp()))::int AS active
-         FROM virtual_keys WHERE workspace_id = $1`,
+  text: `SELECT count(*)::int AS total, count(*) FILTER (WHERE ${keyStatusSql()} = 'active')::int AS active FROM virtual_keys WHERE workspace_id = $1`,
+};
+const BUDGET_CAPS = {
+  name: 'keys_budget_caps',
+  text: `SELECT id, budget_micros_usd_month::text AS cap FROM virtual_keys
+         WHERE workspace_id = $1 AND budget_micros_usd_month IS NOT NULL AND ${keyStatusSql()} <> 'revoked' ORDER BY id`,
 };
 
 /** `{prefix}_` plus 32 random bytes in base64url (A-Z a-z 0-9 - _), safe in an Authorization header. */
@@ -168,6 +172,7 @@ export class KeysService implements OnModuleInit {
   async sync(keyId: string): Promise<boolean> {
     try {
       return await this.dataSource.transaction(async (manager) => {
+        // The same join as BY_HASH: the hot-path entry is built from exactly what the lookup reads.
         const [row]: KeyContextRow[] = await manager.query(
           `SELECT ${keyColumns('k')}, w.env FROM virtual_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1 FOR UPDATE OF k`,
           [keyId],
@@ -184,6 +189,29 @@ export class KeysService implements OnModuleInit {
       this.logger.warn({ msg: 'key context sync deferred', key_id: keyId, ...errorFields(error) });
       return false;
     }
+  }
+
+  /** How many of the workspace's keys are active now. */
+  async activeCount(workspaceId: string): Promise<number> {
+    const [row]: { active: number }[] = await this.dataSource.query(
+      `SELECT count(*)::int AS active FROM virtual_keys WHERE workspace_id = $1 AND ${keyStatusSql()} = 'active'`,
+      [workspaceId],
+    );
+    return row.active;
+  }
+
+  /** Whether `agentId` holds an active key of the workspace (read in `manager`, e.g. a caller's transaction). */
+  async hasActiveKey(manager: EntityManager, workspaceId: string, agentId: string): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM virtual_keys WHERE workspace_id = $1 AND agent_id = $2 AND ${keyStatusSql()} = 'active' LIMIT 1`,
+      [workspaceId, agentId],
+    );
+    return rows.length > 0;
+  }
+
+  /** Every key with a monthly cap that is not revoked (an expired key still shows this month's spend), by id. */
+  budgetCaps(workspaceId: string): Promise<{ id: string; cap: string }[]> {
+    return namedQuery(this.dataSource, BUDGET_CAPS, [workspaceId]);
   }
 
   /** One pass of the sync job over every key whose hot-path state is pending; returns how many settled. */

@@ -1,10 +1,13 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from 'src/modules/audit/audit.module';
+import { ConnectionsModule } from 'src/modules/connections/connections.module';
 import { GatewayModule } from 'src/modules/gateway/gateway.module';
 import { ModelProvidersController } from 'src/modules/model-providers/model-providers.controller';
 import { ModelProvidersService } from 'src/modules/model-providers/model-providers.service';
 import { PricingController } from 'src/modules/model-providers/pricing.controller';
 import { PricingService } from 'src/modules/model-providers/pricing.service';
+import { PublicationModule } from 'src/modules/publication/publication.module';
 
 /** Model-provider connections and the workspace pricebook. */
-@Module({ imports: [GatewayModule], controllers: [ModelProvidersController, PricingController], providers: [ModelProvidersService, PricingService] })
+@Module({ imports: [AuditModule, ConnectionsModule, GatewayModule, PublicationModule], controllers: [ModelProvidersController, PricingController], providers: [ModelProvidersService, PricingService] })
 export class ModelProvidersModule {}

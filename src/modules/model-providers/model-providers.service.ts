@@ -1,48 +1,36 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
-import { ApiError, badRequest, conflict } from 'src/common/http/errors';
-import { newId } from 'src/common/ids/ids';
+import { badRequest, conflict } from 'src/common/http/errors';
 import { isUniqueViolation } from 'src/database/errors';
 import { Tx } from 'src/database/transaction';
 import { AuditAction } from 'src/modules/audit/audit-vocabulary';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { refuseLiveKey } from 'src/modules/connections/connections.service';
+import { ModelConfig, ModelConnectionRow, ModelConnectionsService } from 'src/modules/connections/model-connections.service';
 import { GatewayClient } from 'src/modules/gateway/gateway.client';
-import {
-  MODEL_CONNECTION_COLUMNS,
-  ModelConfig,
-  ModelConnectionRow,
-  publicationOf,
-  toModelConnectionDocument,
-  toSnapshotModel,
-} from 'src/modules/model-providers/dto/model-connection.document';
+import { publicationOf, toModelConnectionDocument, toSnapshotModel } from 'src/modules/model-providers/dto/model-connection.document';
 import { CreateModelProviderDto } from 'src/modules/model-providers/dto/model-provider.dto';
 import { modelPatternProblem, upstreamModelProblem } from 'src/modules/model-providers/model-names';
 import { normalizeBaseUrl, PROVIDERS } from 'src/modules/model-providers/providers';
-import { PublicationService } from 'src/modules/publication/publication.service';
+import { PublicationService, PublicationVersions } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 
 export const PATTERN_CLAIMED = 'model pattern is already claimed by a connection';
 export const BASE_URL_INVALID = 'base_url must be an https URL without userinfo, query or fragment whose path ends in /v1';
 
-interface Versions {
-  snapshot_version: number;
-  published_version: number;
-}
-
 /**
  * Bring-your-own-key model providers: a connection maps a client model-name pattern to an
- * upstream model behind a provider. Rows of `connections` with `kind = 'model'`. The key is
+ * upstream model behind a provider. Rows of `connections` with `kind = 'model'`, which the
+ * connections module owns and this one reads and writes through `ModelConnectionsService`. The key is
  * sealed by the gateway only once the pending connection is published, and only its envelope and
  * `last4` are stored; the snapshot's `models` lists the active, credentialed ones.
  */
 @Injectable()
 export class ModelProvidersService implements OnModuleInit {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly connections: ModelConnectionsService,
     private readonly access: WorkspaceAccess,
     private readonly audit: AuditService,
     private readonly publications: PublicationService,
@@ -51,25 +39,16 @@ export class ModelProvidersService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.snapshots.register('models', async (manager, ws) => {
-      const rows: ModelConnectionRow[] = await manager.query(
-        `SELECT ${MODEL_CONNECTION_COLUMNS} FROM connections
-         WHERE workspace_id = $1 AND kind = 'model' AND status = 'active' AND model_config IS NOT NULL AND target = 'model_provider'
-           AND credential_envelope IS NOT NULL
-         ORDER BY created_at, id`,
-        [ws.id],
-      );
-      return rows.map(toSnapshotModel);
-    });
+    this.snapshots.register('models', async (manager, ws) => (await this.connections.published(manager, ws.id)).map(toSnapshotModel));
   }
 
   async list(ws: WorkspaceContext) {
     const [rows, versions] = await Promise.all([
-      this.dataSource.query(`SELECT ${MODEL_CONNECTION_COLUMNS} FROM connections WHERE workspace_id = $1 AND kind = 'model' ORDER BY created_at, id`, [ws.id]),
-      this.versions(ws.id),
+      this.connections.list(ws.id),
+      this.publications.versions(ws.id),
     ]);
     const publication = publicationOf(versions);
-    return { connections: (rows as ModelConnectionRow[]).map((row) => toModelConnectionDocument(row, publication)) };
+    return { connections: rows.map((row) => toModelConnectionDocument(row, publication)) };
   }
 
   /**
@@ -100,16 +79,14 @@ export class ModelProvidersService implements OnModuleInit {
     let pending: ModelConnectionRow;
     try {
       pending = await this.access.mutate(ctx, async (tx, ws) => {
-        const [claimed] = await tx.manager.query(
-          `SELECT 1 FROM connections WHERE workspace_id = $1 AND kind = 'model' AND status <> 'disabled' AND model_config->>'model_pattern' = $2`,
-          [ws.id, config.model_pattern],
-        );
-        if (claimed) throw conflict(PATTERN_CLAIMED);
-        const [row]: ModelConnectionRow[] = await tx.manager.query(
-          `INSERT INTO connections (id, workspace_id, kind, connector_slug, source, custody, target, status, auth_profile, auth_profile_digest, model_config, created_by)
-           VALUES ($1, $2, 'model', $3, 'native', 'obol', 'model_provider', 'pending', $4, $5, $6, $7) RETURNING ${MODEL_CONNECTION_COLUMNS}`,
-          [newId('conn'), ws.id, body.provider, JSON.stringify(profile), sha256Tagged(canonicalJson(profile)), JSON.stringify(config), ws.operator.userId],
-        );
+        if (await this.connections.patternClaimed(tx, ws.id, config.model_pattern)) throw conflict(PATTERN_CLAIMED);
+        const row = await this.connections.insertPending(tx, ws.id, {
+          provider: body.provider,
+          profile,
+          profileDigest: sha256Tagged(canonicalJson(profile)),
+          config,
+          createdBy: ws.operator.userId,
+        });
         await this.record(tx, ws, 'model_connection.start', row);
         await this.publications.stage(tx, ws.id);
         return row;
@@ -119,7 +96,7 @@ export class ModelProvidersService implements OnModuleInit {
       throw error;
     }
 
-    const published = await this.versions(ctx.id);
+    const published = await this.publications.versions(ctx.id);
     if (published.published_version < published.snapshot_version) return this.envelope(pending, published);
 
     const sealed = await this.gateway.seal({
@@ -131,49 +108,32 @@ export class ModelProvidersService implements OnModuleInit {
       secret: body.api_key,
     });
     const stored = await this.access.mutate(ctx, async (tx, ws) => {
-      const row = await this.lockRow(tx, ws.id, pending.id);
+      const row = await this.connections.lock(tx, ws.id, pending.id);
       // Disabled (or otherwise moved on) while the key was being sealed: nothing is stored.
       if (row.status !== 'pending' || row.credential_revision !== pending.credential_revision) return row;
-      const [[active]]: [ModelConnectionRow[], number] = await tx.manager.query(
-        `UPDATE connections SET status = 'active', credential_envelope = $3, key_id = $4, last4 = $5, credential_scheme = $6,
-           credential_revision = credential_revision + 1, updated_at = clock_timestamp()
-         WHERE id = $1 AND workspace_id = $2 RETURNING ${MODEL_CONNECTION_COLUMNS}`,
-        [row.id, ws.id, sealed.envelope, sealed.key_id, sealed.last4, provider.auth_scheme],
-      );
+      const active = await this.connections.activate(tx, ws.id, row.id, { ...sealed, scheme: provider.auth_scheme });
       await this.record(tx, ws, 'model_connection.credential.store', active);
       await this.publications.stage(tx, ws.id);
       return active;
     });
-    return this.envelope(stored, await this.versions(ctx.id));
+    return this.envelope(stored, await this.publications.versions(ctx.id));
   }
 
   /** Idempotent: an already disabled connection is answered as it is (no audit, no republish). */
   async disable(ctx: WorkspaceContext, connectionId: string) {
     const row = await this.access.mutate(ctx, async (tx, ws) => {
-      const current = await this.lockRow(tx, ws.id, connectionId);
+      const current = await this.connections.lock(tx, ws.id, connectionId);
       if (current.status === 'disabled') return current;
-      const [[disabled]]: [ModelConnectionRow[], number] = await tx.manager.query(
-        `UPDATE connections SET status = 'disabled', updated_at = clock_timestamp() WHERE id = $1 AND workspace_id = $2 RETURNING ${MODEL_CONNECTION_COLUMNS}`,
-        [connectionId, ws.id],
-      );
+      const disabled = await this.connections.disable(tx, ws.id, connectionId);
       await this.record(tx, ws, 'model_connection.disable', disabled);
       await this.publications.stage(tx, ws.id);
       return disabled;
     });
-    return toModelConnectionDocument(row, publicationOf(await this.versions(ctx.id)));
+    return toModelConnectionDocument(row, publicationOf(await this.publications.versions(ctx.id)));
   }
 
-  private envelope(row: ModelConnectionRow, versions: Versions) {
+  private envelope(row: ModelConnectionRow, versions: PublicationVersions) {
     return { schema_version: 1, connection: toModelConnectionDocument(row, publicationOf(versions)) };
-  }
-
-  private async lockRow(tx: Tx, workspaceId: string, connectionId: string): Promise<ModelConnectionRow> {
-    const [row]: ModelConnectionRow[] = await tx.manager.query(
-      `SELECT ${MODEL_CONNECTION_COLUMNS} FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'model' FOR UPDATE`,
-      [connectionId, workspaceId],
-    );
-    if (!row) throw new ApiError(404, 'connection not found');
-    return row;
   }
 
   /** Audit detail: provider, pattern, status and `last4`; never the key. */
@@ -185,10 +145,5 @@ export class ModelProvidersService implements OnModuleInit {
       target: row.id,
       detail: { connection_id: row.id, provider_id: row.connector_slug, model_pattern: row.model_config.model_pattern, status: row.status, last4: row.last4 },
     });
-  }
-
-  private async versions(workspaceId: string): Promise<Versions> {
-    const [row]: Versions[] = await this.dataSource.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
-    return row;
   }
 }

@@ -7,13 +7,10 @@ import { AuditService } from 'src/modules/audit/audit.service';
 import { Price, PricingRow, toPricebookPart, toPricingDocument } from 'src/modules/model-providers/dto/pricing.document';
 import { ReplacePricingDto } from 'src/modules/model-providers/dto/pricing.dto';
 import { modelPatternProblem } from 'src/modules/model-providers/model-names';
-import { PublicationService, requirePublicationState } from 'src/modules/publication/publication.service';
+import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 
 
-const READ = `
-  SELECT p.revision, p.prices, p.updated_at, w.snapshot_version, w.published_version
-  FROM workspaces w LEFT JOIN pricebooks p ON p.workspace_id = w.id WHERE w.id = $1`;
 
 /**
  * The workspace pricebook: per model name or pattern, integer micro-USD per million input,
@@ -85,8 +82,12 @@ export class PricingService implements OnModuleInit {
     return toPricingDocument(ctx.id, { ...written, prices, published_version: counters.published_version });
   }
 
+  /** The pricebook (nulls when none is stored) with the workspace's publication counters. */
   private async read(manager: EntityManager, workspaceId: string): Promise<PricingRow> {
-    const [row]: PricingRow[] = await manager.query(READ, [workspaceId]);
-    return requirePublicationState(row);
+    const versions = await this.publications.versions(workspaceId, manager);
+    const [book]: Pick<PricingRow, 'revision' | 'prices' | 'updated_at'>[] = await manager.query(`SELECT revision, prices, updated_at FROM pricebooks WHERE workspace_id = $1`, [
+      workspaceId,
+    ]);
+    return { revision: book?.revision ?? null, prices: book?.prices ?? null, updated_at: book?.updated_at ?? null, ...versions };
   }
 }

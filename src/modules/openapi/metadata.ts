@@ -9,6 +9,18 @@ export default async () => {
     return {
         "@nestjs/swagger": {
             "models": [
+                [import("../../common/pagination/query"), {
+                        "PageQuery": { limit: { required: true, type: () => Number, default: 50, minimum: 1, maximum: 200 }, cursor: { required: false, type: () => String, minLength: 1, maxLength: 2048 } },
+                        "WindowPageQuery": { from: { required: true, type: () => String, minLength: 1, maxLength: 64 }, to: { required: true, type: () => String, minLength: 1, maxLength: 64 } }
+                    }],
+                [import("../audit/dto/audit-query.dto"), {
+                        "AuditQueryDto": { action: { required: false, type: () => String, minLength: 1, maxLength: 64 }, user_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, target: { required: false, type: () => String, minLength: 1, maxLength: 128 } }
+                    }],
+                [import("../workspaces/dto/workspace.dto"), {
+                        "CreateWorkspaceDto": { org_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, slug: { required: true, type: () => String, minLength: 1, maxLength: 128 }, env: { required: false, type: () => Object, description: "Checked by the service: a bad `env` is a 400, not a 422." } },
+                        "ListWorkspacesQuery": { org_id: { required: false, type: () => String, maxLength: 64 } },
+                        "PutMemberDto": { role: { required: true, enum: ["viewer", "developer", "admin", "owner"] } }
+                    }],
                 [import("../approvals/dto/approval-policy.dto"), {
                         "ApprovalPolicyBody": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, rules: { required: true, type: () => Object, description: "Validated by `validateRules` for the specification's exact messages." }, expected_revision: { required: false, type: () => Object } },
                         "DisableApprovalPolicyBody": { expected_revision: { required: false, type: () => Object } }
@@ -18,16 +30,6 @@ export default async () => {
                         "VoteBody": { decision: { required: true, enum: ["approve", "deny"] }, reason: { required: true, type: () => String, minLength: 1, maxLength: 512 }, expected_revision: { required: true, type: () => Number, minimum: 1 } },
                         "HeldCallBody": { request_id: { required: true, type: () => String }, key_id: { required: true, type: () => String }, invocation_id: { required: false, type: () => String, nullable: true }, tool: { required: true, type: () => String, minLength: 1, maxLength: 256 }, invocation_tool: { required: true, type: () => String, minLength: 1, maxLength: 256 }, connection_id: { required: true, type: () => String }, env: { required: true, enum: ["dev", "stage", "prod"] }, safe_summary: { required: true, type: () => ({ amount_usd: { required: false, type: () => Number } }) }, reason: { required: true, type: () => String, minLength: 1, maxLength: 1024 } },
                         "ExecutionReportBody": { status: { required: true, enum: ["succeeded", "failed"] }, receipt_id: { required: false, type: () => String, nullable: true }, error_code: { required: false, type: () => String, nullable: true, minLength: 1, maxLength: 128 }, digest: { required: false, type: () => String, nullable: true, minLength: 1, maxLength: 256 } }
-                    }],
-                [import("../../common/pagination/query"), {
-                        "PageQuery": { limit: { required: true, type: () => Number, default: 50, minimum: 1, maximum: 200 }, cursor: { required: false, type: () => String, minLength: 1, maxLength: 2048 } },
-                        "WindowPageQuery": { from: { required: true, type: () => String, minLength: 1, maxLength: 64 }, to: { required: true, type: () => String, minLength: 1, maxLength: 64 } }
-                    }],
-                [import("../audit/dto/audit-query.dto"), {
-                        "AuditQueryDto": { action: { required: false, type: () => String, minLength: 1, maxLength: 64 }, user_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, target: { required: false, type: () => String, minLength: 1, maxLength: 128 } }
-                    }],
-                [import("../catalog/dto/catalog-query.dto"), {
-                        "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
                     }],
                 [import("../connections/dto/connection.dto"), {
                         "StartConnectionDto": { slug: { required: true, type: () => String, minLength: 1, maxLength: 128 }, source: { required: true, enum: ["native", "broker_a", "broker_b"] }, client_id: { required: false, type: () => String, minLength: 1, maxLength: 512 }, client_secret: { required: false, type: () => String } },
@@ -45,6 +47,9 @@ export default async () => {
                 [import("../model-providers/dto/pricing.dto"), {
                         "PriceEntryDto": { model: { required: true, type: () => String, description: "A model name or pattern (same rules as a model connection's pattern; checked by the service)." }, input_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 }, output_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 }, cached_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 }, reasoning_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 } },
                         "ReplacePricingDto": { prices: { required: true, type: () => [t["../model-providers/dto/pricing.dto"].PriceEntryDto] } }
+                    }],
+                [import("../connections/dto/catalog-query.dto"), {
+                        "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
                     }],
                 [import("../policy/dto/policy.dto"), {
                         "StoreDraftDto": { cedar_text: { required: true, type: () => String } },
@@ -87,17 +92,30 @@ export default async () => {
                 [import("../usage/dto/usage-query.dto"), {
                         "UsageQueryDto": { group_by: { required: true, default: "kind", enum: ["kind", "key", "tool", "model", "provider"] } }
                     }],
-                [import("../workspaces/dto/workspace.dto"), {
-                        "CreateWorkspaceDto": { org_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, slug: { required: true, type: () => String, minLength: 1, maxLength: 128 }, env: { required: false, type: () => Object, description: "Checked by the service: a bad `env` is a 400, not a 422." } },
-                        "ListWorkspacesQuery": { org_id: { required: false, type: () => String, maxLength: 64 } },
-                        "PutMemberDto": { role: { required: true, enum: ["viewer", "developer", "admin", "owner"] } }
-                    }],
                 [import("../webhooks/dto/evidence.dto"), {
                         "EvidenceResultDto": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, outcome: { required: true, enum: ["failed", "passed", "inconclusive"] }, trust: { required: true, enum: ["gateway_observed", "broker_attested", "vendor_signed", "connector_attested", "untrusted"] } },
                         "WebhookEvidenceDto": { schema_version: { required: true }, evidence_id: { required: true, type: () => String, pattern: "^evd_[A-Za-z0-9_-]{1,64}$" }, workspace_id: { required: true, type: () => String, maxLength: 64 }, connection_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, subscription_id: { required: true, type: () => String }, event_type: { required: true, type: () => String, minLength: 1, maxLength: 256 }, provider_event_id: { required: true, type: () => String, minLength: 1, maxLength: 256 }, upstream_id: { required: false, type: () => String, nullable: true }, idempotency_key: { required: false, type: () => String, nullable: true }, trust: { required: true, enum: ["broker_attested", "vendor_signed"] }, signature_profile: { required: true, type: () => String }, key_version: { required: true, type: () => Number, minimum: 1 }, body_digest: { required: true, type: () => String, pattern: "^[0-9a-f]{64}$" }, batch_position: { required: false, type: () => Number, nullable: true, minimum: 0 }, results: { required: true, type: () => [t["../webhooks/dto/evidence.dto"].EvidenceResultDto] }, received_at: { required: true, type: () => String, description: "RFC 3339; parsed by the service.", maxLength: 64 } }
                     }]
             ],
             "controllers": [
+                [import("../audit/audit.controller"), {
+                        "AuditController": {
+                            "list": {}
+                        }
+                    }],
+                [import("../workspaces/workspaces.controller"), {
+                        "WorkspacesController": {
+                            "me": {},
+                            "create": {},
+                            "list": {},
+                            "get": {},
+                            "overview": {},
+                            "clientEndpoints": {},
+                            "members": {},
+                            "putMember": {},
+                            "deleteMember": {}
+                        }
+                    }],
                 [import("../approvals/approval-policies.controller"), {
                         "ApprovalPoliciesController": {
                             "list": {},
@@ -120,12 +138,7 @@ export default async () => {
                             "execution": { type: Object }
                         }
                     }],
-                [import("../audit/audit.controller"), {
-                        "AuditController": {
-                            "list": {}
-                        }
-                    }],
-                [import("../catalog/catalog.controller"), {
+                [import("../connections/catalog.controller"), {
                         "CatalogController": {
                             "index": { summary: "The whole catalog, or a browse page when any browse parameter is present (discriminated by `page`).", type: Object },
                             "entry": {}
@@ -265,19 +278,6 @@ export default async () => {
                 [import("../usage/usage.controller"), {
                         "UsageController": {
                             "summary": {}
-                        }
-                    }],
-                [import("../workspaces/workspaces.controller"), {
-                        "WorkspacesController": {
-                            "me": {},
-                            "create": {},
-                            "list": {},
-                            "get": {},
-                            "overview": {},
-                            "clientEndpoints": {},
-                            "members": {},
-                            "putMember": {},
-                            "deleteMember": {}
                         }
                     }],
                 [import("../webhooks/internal-evidence.controller"), {

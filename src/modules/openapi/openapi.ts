@@ -10,7 +10,7 @@ import { Schema } from 'src/common/http/document-schema';
 import { Answer, ANSWERS_KEY, RETURNS_KEY } from 'src/common/http/documented';
 import metadata from 'src/modules/openapi/metadata';
 import * as approvals from 'src/modules/approvals/approvals.responses';
-import * as catalog from 'src/modules/catalog/catalog.responses';
+import * as catalog from 'src/modules/connections/catalog.responses';
 import * as connections from 'src/modules/connections/connections.responses';
 import * as health from 'src/modules/health/health.responses';
 import * as identity from 'src/modules/identity/identity.responses';

@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from 'src/modules/audit/audit.module';
+import { PublicationModule } from 'src/modules/publication/publication.module';
+import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { PolicyCompiler } from 'src/modules/policy/policy.compiler';
@@ -6,6 +9,7 @@ import { PolicyController } from 'src/modules/policy/policy.controller';
 import { PolicyService } from 'src/modules/policy/policy.service';
 
 @Module({
+  imports: [AuditModule, PublicationModule, WorkspacesModule],
   controllers: [PolicyController],
   providers: [
     PolicyService,

@@ -10,7 +10,7 @@ import { AuditService } from 'src/modules/audit/audit.service';
 import { CompileResult } from 'src/modules/policy/diagnostics';
 import { DEFAULT_POLICY, defaultPolicyId, draftHash, PolicyDocument, PolicyState, toPolicyDocument } from 'src/modules/policy/dto/policy.document';
 import { PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
-import { PublicationService, requirePublicationState, toPublication } from 'src/modules/publication/publication.service';
+import { PublicationService, toPublication } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
 
@@ -22,9 +22,6 @@ export class PolicyRejectedError extends Error {
 }
 
 interface StateRow {
-  snapshot_version: number;
-  published_version: number;
-  workspace_created_at: Date;
   policy_id: string | null;
   cedar_text: string | null;
   draft_hash: string | null;
@@ -36,14 +33,24 @@ interface StateRow {
 }
 
 const STATE = `
-  SELECT w.snapshot_version, w.published_version, w.created_at AS workspace_created_at,
-         p.id AS policy_id, p.cedar_text, p.draft_hash, p.draft_updated_at, p.current_revision_id,
+  SELECT p.id AS policy_id, p.cedar_text, p.draft_hash, p.draft_updated_at, p.current_revision_id,
          r.published_at, r.bundle_hash,
-         EXISTS (SELECT 1 FROM policy_revisions v WHERE v.workspace_id = w.id AND v.draft_hash = p.draft_hash) AS draft_published
-  FROM workspaces w
-  LEFT JOIN policies p ON p.workspace_id = w.id
-  LEFT JOIN policy_revisions r ON r.workspace_id = w.id AND r.id = p.current_revision_id
-  WHERE w.id = $1`;
+         EXISTS (SELECT 1 FROM policy_revisions v WHERE v.workspace_id = p.workspace_id AND v.draft_hash = p.draft_hash) AS draft_published
+  FROM policies p
+  LEFT JOIN policy_revisions r ON r.workspace_id = p.workspace_id AND r.id = p.current_revision_id
+  WHERE p.workspace_id = $1`;
+
+/** What STATE stands for when no policy is stored yet (the default policy applies). */
+const NO_POLICY: StateRow = {
+  policy_id: null,
+  cedar_text: null,
+  draft_hash: null,
+  draft_updated_at: null,
+  current_revision_id: null,
+  published_at: null,
+  bundle_hash: null,
+  draft_published: false,
+};
 
 const CURRENT_REVISION = `
   SELECT r.id, r.cedar_text, r.bundle_hash, r.entities, r.published_at
@@ -94,7 +101,7 @@ export class PolicyService implements OnModuleInit {
   }
 
   async get(ws: WorkspaceContext) {
-    return toPolicyDocument(await this.readState(this.dataSource.manager, ws.id));
+    return toPolicyDocument(await this.readState(this.dataSource.manager, ws));
   }
 
   async storeDraft(ctx: WorkspaceContext, cedarText: string) {
@@ -106,13 +113,13 @@ export class PolicyService implements OnModuleInit {
         [ws.id, newId('pol'), cedarText, draftHash(cedarText)],
       );
       await this.audit.record(tx, { workspaceId: ws.id, actor: ws.operator, action: 'policy.draft.store', target: row.id, detail: { policy_id: row.id } });
-      return toPolicyDocument(await this.readState(tx.manager, ws.id));
+      return toPolicyDocument(await this.readState(tx.manager, ws));
     });
   }
 
   /** Compiles the stored draft; writes nothing, and an invalid draft is still an answer. */
   async test(ws: WorkspaceContext) {
-    const state = await this.readState(this.dataSource.manager, ws.id);
+    const state = await this.readState(this.dataSource.manager, ws);
     return toPolicyDocument(state, await this.compile(state.cedarText));
   }
 
@@ -123,7 +130,7 @@ export class PolicyService implements OnModuleInit {
    * no writes.
    */
   async publish(ctx: WorkspaceContext, expectedDraftHash: string, expectedRevisionId: string | null) {
-    const seen = await this.readState(this.dataSource.manager, ctx.id);
+    const seen = await this.readState(this.dataSource.manager, ctx);
     if (seen.draftHash !== expectedDraftHash) throw conflict('policy draft changed');
     if (seen.currentRevisionId !== expectedRevisionId) throw conflict('policy revision changed');
 
@@ -162,7 +169,7 @@ export class PolicyService implements OnModuleInit {
       return { policyId, revisionId, publishedAt: revision.published_at, version };
     });
     // After commit (and the publication attempt that follows it): how far the staged snapshot got.
-    const [counters]: { published_version: number }[] = await this.dataSource.query(`SELECT published_version FROM workspaces WHERE id = $1`, [ctx.id]);
+    const counters = await this.publications.versions(ctx.id);
     return {
       schema_version: 1,
       policy_id: published.policyId,
@@ -211,9 +218,12 @@ export class PolicyService implements OnModuleInit {
     return { revision_id: row.id, bundle_hash: row.bundle_hash, cedar_text: row.cedar_text, entities: row.entities };
   }
 
-  /** Draft, current revision and publication counters in one statement; 500 when the counters cannot be read. */
-  private async readState(manager: EntityManager, workspaceId: string): Promise<PolicyState> {
-    const row = requirePublicationState((await manager.query(STATE, [workspaceId]))[0] as StateRow | undefined);
+  /** Draft, current revision and the publication counters, read in `manager`; 500 when the counters cannot be read. */
+  private async readState(manager: EntityManager, ws: WorkspaceContext): Promise<PolicyState> {
+    const workspaceId = ws.id;
+    const versions = await this.publications.versions(workspaceId, manager);
+    const [found]: (StateRow | undefined)[] = await manager.query(STATE, [workspaceId]);
+    const row = found ?? NO_POLICY;
     const stored = row.policy_id !== null;
     return {
       workspaceId,
@@ -221,13 +231,13 @@ export class PolicyService implements OnModuleInit {
       policyId: row.policy_id ?? defaultPolicyId(workspaceId),
       cedarText: row.cedar_text ?? DEFAULT_POLICY,
       draftHash: row.draft_hash ?? draftHash(DEFAULT_POLICY),
-      draftUpdatedAt: row.draft_updated_at ?? row.workspace_created_at,
+      draftUpdatedAt: row.draft_updated_at ?? ws.createdAt,
       currentRevisionId: row.current_revision_id,
       publishedAt: row.published_at,
       publishedHash: row.bundle_hash,
       draftPublished: row.draft_published,
-      snapshotVersion: row.snapshot_version,
-      publishedVersion: row.published_version,
+      snapshotVersion: versions.snapshot_version,
+      publishedVersion: versions.published_version,
     };
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Env } from 'src/common/access/context';
 import { formatTimeRequired } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
@@ -32,6 +32,12 @@ export function requirePublicationState<T extends { snapshot_version: number }>(
   return row;
 }
 
+/** A workspace's publication counters: the staged snapshot version and the one the hot path holds. */
+export interface PublicationVersions {
+  snapshot_version: number;
+  published_version: number;
+}
+
 interface WorkspaceVersionRow {
   id: string;
   env: Env;
@@ -59,6 +65,15 @@ export class PublicationService {
       const [row]: { pending: number }[] = await dataSource.query(`SELECT count(*)::int AS pending FROM workspaces WHERE published_version < snapshot_version`);
       return row.pending;
     });
+  }
+
+  /**
+   * The workspace's publication counters, read in `manager` (a caller's transaction, or the pool):
+   * every module reads them here; 500 `workspace publication state is unavailable` when missing.
+   */
+  async versions(workspaceId: string, manager: EntityManager = this.dataSource.manager): Promise<PublicationVersions> {
+    const [row]: PublicationVersions[] = await manager.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
+    return requirePublicationState(row);
   }
 
   /** Stages the next snapshot in `tx` and publishes it after commit; returns the staged version. */

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
 import { badRequest, notFound } from 'src/common/http/errors';
 import { CatalogService } from 'src/modules/catalog/catalog.service';
+import { ConnectionsService } from 'src/modules/connections/connections.service';
 import { decodeReceiptCursor, encodeV1ReceiptCursor } from 'src/modules/receipts/receipt-cursor';
 import { toBindingDocument, toCapabilityDocument, WorkspaceBinding } from 'src/modules/routing/dto/capability.document';
 import { DecisionRow, toRouteDecision } from 'src/modules/routing/dto/route-decision.document';
@@ -25,10 +26,11 @@ export class CapabilitiesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly catalog: CatalogService,
+    private readonly connections: ConnectionsService,
   ) {}
 
   async capabilities(ws: WorkspaceContext) {
-    const connected = await this.connectedLanes(ws.id);
+    const connected = await this.connections.activeToolLanes(ws.id);
     return {
       env: ws.env,
       capabilities: this.catalog.capabilities().map((c) => toCapabilityDocument(c, ws.env, this.workspaceBindings(c.capability_id, connected))),
@@ -38,7 +40,7 @@ export class CapabilitiesService {
   async bindings(ws: WorkspaceContext, capabilityId: string) {
     const capability = this.catalog.capability(requireCapabilityId(capabilityId));
     if (!capability) throw notFound('capability not found');
-    const bindings = this.workspaceBindings(capability.capability_id, await this.connectedLanes(ws.id));
+    const bindings = this.workspaceBindings(capability.capability_id, await this.connections.activeToolLanes(ws.id));
     const document = toCapabilityDocument(capability, ws.env, bindings);
     return { capability: document, bindings: bindings.map((b) => toBindingDocument(document, b)) };
   }
@@ -84,12 +86,4 @@ export class CapabilitiesService {
     return this.catalog.bindings(capabilityId).map((binding) => ({ binding, connected: connected.has(`${binding.connector_slug}@${binding.catalog_source}`) }));
   }
 
-  /** `{connector_slug}@{lane}` of every active tool connection of the workspace. */
-  private async connectedLanes(workspaceId: string): Promise<Set<string>> {
-    const rows: { lane: string }[] = await this.dataSource.query(
-      `SELECT DISTINCT connector_slug || '@' || source AS lane FROM connections WHERE workspace_id = $1 AND kind = 'tool' AND status = 'active'`,
-      [workspaceId],
-    );
-    return new Set(rows.map((r) => r.lane));
-  }
 }

@@ -4,7 +4,7 @@ import { WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { badRequest, conflict, FieldError, FieldValidationError, notFound } from 'src/common/http/errors';
 import { AuditService } from 'src/modules/audit/audit.service';
-import { PublicationService, requirePublicationState } from 'src/modules/publication/publication.service';
+import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
 import {
   QUALIFIER_COLUMNS,
@@ -14,7 +14,6 @@ import {
   toPublishedQualifier,
   toQualifierDocument,
   toTombstone,
-  Versions,
 } from 'src/modules/routing/dto/qualifier.document';
 import { UpsertQualifierDto } from 'src/modules/routing/dto/qualifier.dto';
 
@@ -103,7 +102,7 @@ export class QualifiersService implements OnModuleInit {
   }
 
   async list(ws: WorkspaceContext) {
-    const [rows, versions] = await Promise.all([this.rows(this.dataSource.manager, ws.id), this.versions(ws.id)]);
+    const [rows, versions] = await Promise.all([this.rows(this.dataSource.manager, ws.id), this.publications.versions(ws.id)]);
     return { qualifiers: rows.map((row) => toQualifierDocument(row, versions)) };
   }
 
@@ -167,7 +166,7 @@ export class QualifiersService implements OnModuleInit {
       });
       return { row: saved, version: staged };
     });
-    return toQualifierDocument(row, { snapshot_version: version, published_version: (await this.versions(ctx.id)).published_version });
+    return toQualifierDocument(row, { snapshot_version: version, published_version: (await this.publications.versions(ctx.id)).published_version });
   }
 
   async remove(ctx: WorkspaceContext, qualifierId: string, expected: number | undefined) {
@@ -190,15 +189,10 @@ export class QualifiersService implements OnModuleInit {
       });
       return { revision: current.revision, version: staged };
     });
-    return toTombstone(ctx.id, qualifierId, revision, { snapshot_version: version, published_version: (await this.versions(ctx.id)).published_version });
+    return toTombstone(ctx.id, qualifierId, revision, { snapshot_version: version, published_version: (await this.publications.versions(ctx.id)).published_version });
   }
 
   private rows(manager: EntityManager, workspaceId: string): Promise<QualifierRow[]> {
     return manager.query(`SELECT ${QUALIFIER_COLUMNS} FROM route_qualifiers WHERE workspace_id = $1 ORDER BY qualifier_id`, [workspaceId]);
-  }
-
-  private async versions(workspaceId: string): Promise<Versions> {
-    const [row]: Versions[] = await this.dataSource.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
-    return requirePublicationState(row);
   }
 }

@@ -1,9 +1,17 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from 'src/modules/audit/audit.module';
+import { CatalogModule } from 'src/modules/catalog/catalog.module';
+import { ConnectionsModule } from 'src/modules/connections/connections.module';
+import { PublicationModule } from 'src/modules/publication/publication.module';
 import { CapabilitiesController } from 'src/modules/routing/capabilities.controller';
 import { CapabilitiesService } from 'src/modules/routing/capabilities.service';
 import { QualifiersController } from 'src/modules/routing/qualifiers.controller';
 import { QualifiersService } from 'src/modules/routing/qualifiers.service';
 
 /** Route qualifiers (published in the snapshot) and the read-only capability, binding and route-decision views. */
-@Module({ controllers: [QualifiersController, CapabilitiesController], providers: [QualifiersService, CapabilitiesService] })
+@Module({
+  imports: [AuditModule, CatalogModule, ConnectionsModule, PublicationModule],
+  controllers: [QualifiersController, CapabilitiesController],
+  providers: [QualifiersService, CapabilitiesService],
+})
 export class RoutingModule {}

@@ -4,6 +4,7 @@ import { queryError } from 'src/common/http/errors';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTime, formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { namedQuery } from 'src/database/named-query';
+import { KeysService } from 'src/modules/keys/keys.service';
 import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
 import { assertConforms } from 'src/common/http/document-schema';
 import { USAGE_SUMMARY_SCHEMA } from 'src/modules/usage/document-schema';
@@ -58,6 +59,7 @@ export class UsageService implements OnModuleInit {
   constructor(
     private readonly dataSource: DataSource,
     private readonly streams: StreamsService,
+    private readonly keys: KeysService,
   ) {}
 
   onModuleInit(): void {
@@ -106,24 +108,22 @@ export class UsageService implements OnModuleInit {
     return rows[0].found;
   }
 
-  /** Each unrevoked key with a monthly cap: the current UTC calendar month's spend from the usage rollups. */
+  /** Each unrevoked key with a monthly cap (the keys module's list): the current UTC calendar month's spend from the usage rollups. */
   private async budgets(workspaceId: string, now: Date) {
     const period = { from: monthStart(now), to: monthStart(now, 1) };
-    const rows = await namedQuery<{ key_id: string; cap: string; spent: string }>(
+    const caps = await this.keys.budgetCaps(workspaceId);
+    if (caps.length === 0) return [];
+    const spent = await namedQuery<{ key_id: string; spent: string }>(
       this.dataSource,
       {
-        name: 'usage_budgets',
-        text: `SELECT k.id AS key_id, k.budget_micros_usd_month::text AS cap, COALESCE(s.spent, 0)::text AS spent
-               FROM virtual_keys k
-               LEFT JOIN LATERAL (
-                 SELECT sum(r.usd_micros) AS spent FROM usage_rollups r
-                 WHERE r.workspace_id = k.workspace_id AND r.dim = 'key' AND r.value = k.id AND r.bucket >= $2 AND r.bucket < $3
-               ) s ON true
-               WHERE k.workspace_id = $1 AND k.budget_micros_usd_month IS NOT NULL AND k.revoked_at IS NULL
-               ORDER BY k.id`,
+        name: 'usage_budget_spend',
+        text: `SELECT value AS key_id, sum(usd_micros)::text AS spent FROM usage_rollups
+               WHERE workspace_id = $1 AND dim = 'key' AND value = ANY($2) AND bucket >= $3 AND bucket < $4 GROUP BY value`,
       },
-      [workspaceId, period.from, period.to],
+      [workspaceId, caps.map((c) => c.id), period.from, period.to],
     );
+    const spentBy = new Map(spent.map((r) => [r.key_id, r.spent]));
+    const rows = caps.map((c) => ({ key_id: c.id, cap: c.cap, spent: spentBy.get(c.id) ?? '0' }));
     return rows.map((r) => {
       const cap = BigInt(r.cap);
       const spent = BigInt(r.spent);

@@ -4,10 +4,12 @@ import { canonicalJson, sha256Hex } from 'src/common/crypto/crypto';
 import { ApiError, bodyError, FieldValidationError } from 'src/common/http/errors';
 import { parseRfc3339 } from 'src/common/time/time';
 import { inTransaction } from 'src/database/transaction';
+import { ConnectionsService } from 'src/modules/connections/connections.service';
 import { GatewayClient } from 'src/modules/gateway/gateway.client';
 import { Correlation, EVIDENCE_COLUMNS, EvidenceRow, toEvidenceDocument } from 'src/modules/webhooks/dto/evidence.document';
 import { WebhookEvidenceDto } from 'src/modules/webhooks/dto/evidence.dto';
 import { signatureProfile } from 'src/modules/webhooks/signatures/signature-profiles';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 import { errorFields } from 'src/common/logging/error-fields';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -62,6 +64,8 @@ export class WebhookEvidenceService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly gateway: GatewayClient,
+    private readonly workspaces: WorkspacesService,
+    private readonly connections: ConnectionsService,
   ) {}
 
   /** Records the event; `created` is false for a repeat of an identical event. */
@@ -87,10 +91,8 @@ export class WebhookEvidenceService {
     const contentDigest = sha256Hex(canonicalJson(event));
 
     const outcome = await inTransaction(this.dataSource, async (tx) => {
-      const [ws] = await tx.manager.query(`SELECT 1 FROM workspaces WHERE id = $1`, [workspaceId]);
-      if (!ws) throw new ApiError(404, 'workspace not found');
-      const [connection] = await tx.manager.query(`SELECT 1 FROM connections WHERE id = $1 AND workspace_id = $2`, [event.connection_id, workspaceId]);
-      if (!connection) throw new ApiError(404, 'connection not found');
+      if (!(await this.workspaces.existing([workspaceId], tx.manager)).has(workspaceId)) throw new ApiError(404, 'workspace not found');
+      if (!(await this.connections.holds(tx.manager, workspaceId, event.connection_id))) throw new ApiError(404, 'connection not found');
 
       const match = await this.correlate(tx.manager, event);
       const [inserted]: EvidenceRow[] = await tx.manager.query(

@@ -5,6 +5,7 @@ import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { ApiError, FieldValidationError } from 'src/common/http/errors';
 import { formatTimeRequired } from 'src/common/time/time';
 import { AuditService } from 'src/modules/audit/audit.service';
+import { ConnectionsService, ToolShape } from 'src/modules/connections/connections.service';
 import { NATIVE_CUSTODY } from 'src/modules/connections/dto/connection.document';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
@@ -15,26 +16,17 @@ import {
   SubscriptionRow,
   toSnapshotSubscription,
   toSubscriptionDocument,
-  Versions,
 } from 'src/modules/webhooks/dto/subscription.document';
 import { SignatureProfile, signatureProfile } from 'src/modules/webhooks/signatures/signature-profiles';
 
 /** Largest subscription configuration body (spec section 8). */
 export const MAX_CONFIGURATION_BYTES = 128 * 1024;
 
-interface ConnectionFit {
-  custody: string;
-  source: string;
-  target: string;
-  profile_type: string;
-  broker_reference: string | null;
-}
-
 /**
  * Broker profiles need a federated connection on their lane holding a broker reference; every
  * other profile a native connection (gateway target) in native custody.
  */
-export function profileFits(profile: SignatureProfile, c: ConnectionFit): boolean {
+export function profileFits(profile: SignatureProfile, c: ToolShape): boolean {
   if (c.source !== profile.lane) return false;
   if (profile.custody === 'federated') return c.custody === 'federated' && c.profile_type === 'federated' && !!c.broker_reference;
   return c.custody === NATIVE_CUSTODY && c.target === 'gateway';
@@ -53,17 +45,16 @@ export class WebhookSubscriptionsService implements OnModuleInit {
     private readonly audit: AuditService,
     private readonly publications: PublicationService,
     private readonly snapshots: SnapshotRegistry,
+    private readonly connections: ConnectionsService,
   ) {}
 
   onModuleInit(): void {
     // Subscriptions of active connections, which are the ones the snapshot carries.
     this.snapshots.register('webhook_subscriptions', async (manager, ws) => {
+      const active = await this.connections.activeIds(manager, ws.id);
       const rows: SubscriptionRow[] = await manager.query(
-        `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions s
-         WHERE s.workspace_id = $1
-           AND EXISTS (SELECT 1 FROM connections c WHERE c.id = s.connection_id AND c.workspace_id = s.workspace_id AND c.status = 'active')
-         ORDER BY s.connection_id, s.id`,
-        [ws.id],
+        `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions s WHERE s.workspace_id = $1 AND s.connection_id = ANY($2) ORDER BY s.connection_id, s.id`,
+        [ws.id, active],
       );
       return rows.map(toSnapshotSubscription);
     });
@@ -80,11 +71,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
     const keys = config.signing_keys.map((k) => ({ ...k, valid_from: formatTimeRequired(k.valid_from), valid_until: formatTimeRequired(k.valid_until) }));
 
     const { row, created } = await this.access.mutate(ctx, async (tx, ws) => {
-      const [connection]: ConnectionFit[] = await tx.manager.query(
-        `SELECT custody, source, target, auth_profile->>'type' AS profile_type, auth_profile->>'broker_connection_id' AS broker_reference
-         FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'tool' FOR SHARE`,
-        [connectionId, ws.id],
-      );
+      const connection = await this.connections.toolShape(tx, ws.id, connectionId);
       if (!connection) throw new ApiError(404, 'connection not found');
       if (!profileFits(profile, connection)) throw new ApiError(409, 'signature profile does not fit the connection');
       const [stored]: (SubscriptionRow & { created: boolean })[] = await tx.manager.query(
@@ -106,7 +93,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
       });
       return { row: stored, created: stored.created };
     });
-    return { created, subscription: toSubscriptionDocument(row, await this.versions(ctx.id)) };
+    return { created, subscription: toSubscriptionDocument(row, await this.publications.versions(ctx.id)) };
   }
 
   async list(ws: WorkspaceContext, connectionId: string) {
@@ -115,7 +102,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
       `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE workspace_id = $1 AND connection_id = $2 ORDER BY id`,
       [ws.id, connectionId],
     );
-    const versions = await this.versions(ws.id);
+    const versions = await this.publications.versions(ws.id);
     return { subscriptions: rows.map((row) => toSubscriptionDocument(row, versions)) };
   }
 
@@ -126,7 +113,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
       [ws.id, connectionId, subscriptionId],
     );
     if (!row) throw new ApiError(404, 'webhook subscription not found');
-    return toSubscriptionDocument(row, await this.versions(ws.id));
+    return toSubscriptionDocument(row, await this.publications.versions(ws.id));
   }
 
   async delete(ctx: WorkspaceContext, connectionId: string, subscriptionId: string): Promise<void> {
@@ -149,13 +136,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
   }
 
   private async connection(manager: EntityManager, workspaceId: string, connectionId: string): Promise<void> {
-    const [row] = await manager.query(`SELECT 1 FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'tool'`, [connectionId, workspaceId]);
-    if (!row) throw new ApiError(404, 'connection not found');
-  }
-
-  private async versions(workspaceId: string): Promise<Versions> {
-    const [row]: Versions[] = await this.dataSource.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
-    return row;
+    if (!(await this.connections.holds(manager, workspaceId, connectionId, ['tool']))) throw new ApiError(404, 'connection not found');
   }
 }
 

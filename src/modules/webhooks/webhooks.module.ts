@@ -1,4 +1,9 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from 'src/modules/audit/audit.module';
+import { ConnectionsModule } from 'src/modules/connections/connections.module';
+import { GatewayModule } from 'src/modules/gateway/gateway.module';
+import { PublicationModule } from 'src/modules/publication/publication.module';
+import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { InternalEvidenceController } from 'src/modules/webhooks/internal-evidence.controller';
 import { WebhookEvidenceService } from 'src/modules/webhooks/webhook-evidence.service';
 import { WebhookSubscriptionsController } from 'src/modules/webhooks/webhook-subscriptions.controller';
@@ -7,6 +12,7 @@ import { WebhooksJob } from 'src/modules/webhooks/webhooks.job';
 
 /** Webhook subscriptions (published for the gateway's ingress) and signed webhook evidence. */
 @Module({
+  imports: [AuditModule, ConnectionsModule, GatewayModule, PublicationModule, WorkspacesModule],
   controllers: [WebhookSubscriptionsController, InternalEvidenceController],
   providers: [WebhookSubscriptionsService, WebhookEvidenceService, WebhooksJob],
 })

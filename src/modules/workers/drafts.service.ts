@@ -7,6 +7,7 @@ import { DraftWorkerDto } from 'src/modules/workers/dto/workers.dto';
 import { EntitlementsService } from 'src/modules/workers/entitlements.service';
 import { DetailObjectError } from 'src/modules/workers/workers.common';
 import { DEFAULT_EXECUTION_MODE, DEFAULT_LIMITS, DEFAULT_PRESET, EnvironmentClass, RUNNABLE_CLASSES, TEMPLATES } from 'src/modules/workers/workers.data';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 export const ASSISTANT_HREF = '/docs/workers.md#enabling-the-workspace-assistant';
 
@@ -33,12 +34,12 @@ export class DraftsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly entitlements: EntitlementsService,
+    private readonly workspaces: WorkspacesService,
   ) {}
 
   async draft(ws: WorkspaceContext, dto: DraftWorkerDto) {
     screenFields([[['job_description'], dto.job_description]]);
-    const [settings]: { assistant_enabled: boolean }[] = await this.dataSource.query(`SELECT assistant_enabled FROM workspaces WHERE id = $1`, [ws.id]);
-    if (!settings?.assistant_enabled) {
+    if (!(await this.workspaces.assistantEnabled(ws.id))) {
       throw new DetailObjectError(409, {
         code: 'denied',
         message: 'the workspace assistant is not enabled for this workspace',

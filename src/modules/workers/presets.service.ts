@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { CatalogService } from 'src/modules/catalog/catalog.service';
+import { ConnectionsService } from 'src/modules/connections/connections.service';
 import { compileAllPresets, compilePreset, CompiledPreset } from 'src/modules/workers/presets';
 import { COMPUTER_USE_ACTIONS, ReviewedTool } from 'src/modules/workers/reviewed-tools';
 import { PresetName } from 'src/modules/workers/workers.data';
@@ -15,7 +15,7 @@ const GUARANTEE = { read: 'read_only', create: 'reversible', update: 'reversible
 @Injectable()
 export class PresetsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly connections: ConnectionsService,
     private readonly catalog: CatalogService,
   ) {}
 
@@ -28,11 +28,7 @@ export class PresetsService {
   }
 
   private async reviewedTools(workspaceId: string): Promise<ReviewedTool[]> {
-    const rows: { connector_slug: string }[] = await this.dataSource.query(
-      `SELECT DISTINCT connector_slug FROM connections WHERE workspace_id = $1 AND kind = 'tool' AND status <> 'disabled'`,
-      [workspaceId],
-    );
-    const packs = new Set(rows.map((r) => r.connector_slug));
+    const packs = await this.connections.toolSlugs(workspaceId);
     const verified = this.catalog
       .tools()
       .filter((tool) => packs.has(tool.connector_slug))

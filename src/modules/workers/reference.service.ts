@@ -4,11 +4,13 @@ import { DataSource } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
 import { formatTimeRequired } from 'src/common/time/time';
 import { REDIS } from 'src/database/redis.module';
+import { KeysService } from 'src/modules/keys/keys.service';
 import { ACTIVE_RUN_STATES, classAvailability, EntitlementsService } from 'src/modules/workers/entitlements.service';
 import { OrchestratorClient } from 'src/modules/workers/orchestrator.client';
 import { PresetsService } from 'src/modules/workers/presets.service';
 import { capabilitiesFor } from 'src/modules/workers/workers.common';
 import { ENVIRONMENT_CLASSES, EXECUTION_MODES, RUNNABLE_CLASSES, Template, TEMPLATES } from 'src/modules/workers/workers.data';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 export function toTemplateEntry(template: Template) {
   const gated = RUNNABLE_CLASSES.has(template.environment_class) ? [] : [template.environment_class];
@@ -27,6 +29,8 @@ export function toTemplateEntry(template: Template) {
 export class ReferenceService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly workspaces: WorkspacesService,
+    private readonly keys: KeysService,
     private readonly entitlements: EntitlementsService,
     private readonly presets: PresetsService,
     private readonly orchestrator: OrchestratorClient,
@@ -77,14 +81,9 @@ export class ReferenceService {
       this.dataSource.query(`SELECT 1`).then(() => 'ok', () => 'unreachable'),
       this.redis ? this.redis.ping().then(() => 'ok', () => 'unreachable') : Promise.resolve('not_configured'),
       this.orchestrator.probe(),
-      this.dataSource.query(
-        `SELECT w.assistant_enabled,
-                (SELECT count(*)::int FROM virtual_keys k WHERE k.workspace_id = w.id AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())) AS passports
-         FROM workspaces w WHERE w.id = $1`,
-        [ws.id],
-      ) as Promise<{ assistant_enabled: boolean; passports: number }[]>,
+      Promise.all([this.workspaces.assistantEnabled(ws.id), this.keys.activeCount(ws.id)]),
     ]);
-    const [row] = settings;
+    const [assistantEnabled, passports] = settings;
     const check = (name: string, state: string, detail: string) => ({ name, state, detail });
     const dependencies = [
       check('database', database, database === 'ok' ? 'PostgreSQL answers' : 'PostgreSQL does not answer'),
@@ -99,8 +98,8 @@ export class ReferenceService {
           degraded: 'the orchestration service answers with an error',
         }[orchestrator],
       ),
-      check('assistant', row.assistant_enabled ? 'ok' : 'disabled', row.assistant_enabled ? 'worker drafting is enabled' : 'worker drafting is off; an operator enables it with the CLI'),
-      check('agent_passports', row.passports > 0 ? 'ok' : 'missing', `${row.passports} active virtual key(s) can serve as agent passports`),
+      check('assistant', assistantEnabled ? 'ok' : 'disabled', assistantEnabled ? 'worker drafting is enabled' : 'worker drafting is off; an operator enables it with the CLI'),
+      check('agent_passports', passports > 0 ? 'ok' : 'missing', `${passports} active virtual key(s) can serve as agent passports`),
     ];
     return {
       schema_version: 1,

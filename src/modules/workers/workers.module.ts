@@ -1,4 +1,8 @@
 import { Module } from '@nestjs/common';
+import { CatalogModule } from 'src/modules/catalog/catalog.module';
+import { ConnectionsModule } from 'src/modules/connections/connections.module';
+import { KeysModule } from 'src/modules/keys/keys.module';
+import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { DraftsService } from 'src/modules/workers/drafts.service';
 import { EntitlementsService } from 'src/modules/workers/entitlements.service';
 import { OrchestratorClient } from 'src/modules/workers/orchestrator.client';
@@ -14,6 +18,7 @@ import { WorkflowsController } from 'src/modules/workers/workflows.controller';
 import { WorkflowsService } from 'src/modules/workers/workflows.service';
 
 @Module({
+  imports: [CatalogModule, ConnectionsModule, KeysModule, WorkspacesModule],
   controllers: [ReferenceController, WorkersController, WorkflowsController, RunsController],
   providers: [ReferenceService, WorkersService, DraftsService, WorkflowsService, RunsService, SessionProfilesService, EntitlementsService, PresetsService, OrchestratorClient],
 })

@@ -6,6 +6,7 @@ import { ApiError, bodyError } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';
 import { isUniqueViolation } from 'src/database/errors';
 import { Tx } from 'src/database/transaction';
+import { KeysService } from 'src/modules/keys/keys.service';
 import { screenFields } from 'src/modules/workers/credential-screen';
 import { BODY_FIELDS, CreateWorkerDto, ListWorkersQuery, PatchWorkerDto, PublishDto } from 'src/modules/workers/dto/workers.dto';
 import { digestPartsOf, RevisionRow, toRevisionDocument, toWorkerDocument, WorkerRow } from 'src/modules/workers/dto/workers.document';
@@ -38,6 +39,7 @@ export class WorkersService {
     private readonly dataSource: DataSource,
     private readonly access: WorkspaceAccess,
     private readonly presets: PresetsService,
+    private readonly keys: KeysService,
   ) {}
 
   async create(ctx: WorkspaceContext, dto: CreateWorkerDto) {
@@ -219,11 +221,7 @@ export class WorkersService {
   }
 
   private async assertPassport(tx: Tx, workspaceId: string, agentId: string): Promise<void> {
-    const rows = await tx.manager.query(
-      `SELECT 1 FROM virtual_keys WHERE workspace_id = $1 AND agent_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) LIMIT 1`,
-      [workspaceId, agentId],
-    );
-    if (rows.length === 0) throw bodyError(['agent_passport_id'], 'agent_passport_id must be the agent_id of an active virtual key of this workspace');
+    if (!(await this.keys.hasActiveKey(tx.manager, workspaceId, agentId))) throw bodyError(['agent_passport_id'], 'agent_passport_id must be the agent_id of an active virtual key of this workspace');
   }
 
   private async assertSessionProfiles(tx: Tx, workspaceId: string, ids: string[]): Promise<void> {

@@ -1,8 +1,14 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { AuditModule } from 'src/modules/audit/audit.module';
+import { PublicationModule } from 'src/modules/publication/publication.module';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
 import { WorkspacesController } from 'src/modules/workspaces/workspaces.controller';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
-@Global()
-@Module({ controllers: [WorkspacesController], providers: [WorkspacesService, OverviewRegistry], exports: [WorkspacesService, OverviewRegistry] })
+@Module({
+  imports: [AuditModule, PublicationModule],
+  controllers: [WorkspacesController],
+  providers: [WorkspacesService, OverviewRegistry],
+  exports: [WorkspacesService, OverviewRegistry],
+})
 export class WorkspacesModule {}

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Role } from 'src/common/access/actions';
 import { Env, OperatorContext, WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
@@ -145,6 +145,42 @@ export class WorkspacesService {
     const user = await this.dataSource.query(`SELECT 1 FROM users WHERE id = $1`, [userId]);
     if (user.length === 0) throw new Error('user not found');
     await this.dataSource.query(`INSERT INTO organization_members (org_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [orgId, userId]);
+  }
+
+  // ---------- reads and locks for other modules (this module owns the workspace and membership tables) ----------
+
+  /** The ids among `ids` that name a workspace (read in `manager`, e.g. a caller's transaction). */
+  async existing(ids: string[], manager: EntityManager = this.dataSource.manager): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows: { id: string }[] = await manager.query(`SELECT id FROM workspaces WHERE id = ANY($1)`, [ids]);
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Locks the workspace row for the rest of `tx` (the lock every workspace mutation takes), for work no operator started. */
+  async lock(tx: Tx, workspaceId: string): Promise<void> {
+    await tx.manager.query(`SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId]);
+  }
+
+  /** Whether worker drafting is enabled for the workspace (false for a missing one). */
+  async assistantEnabled(workspaceId: string): Promise<boolean> {
+    const [row]: { assistant_enabled: boolean }[] = await this.dataSource.query(`SELECT assistant_enabled FROM workspaces WHERE id = $1`, [workspaceId]);
+    return row?.assistant_enabled ?? false;
+  }
+
+  /** A member's role, email and the workspace's frozen flag: what an access decision without a session needs (the OAuth callback). */
+  async memberAccess(workspaceId: string, userId: string): Promise<{ email: string | null; role: string; frozen: boolean } | undefined> {
+    const [row]: { email: string | null; role: string; frozen: boolean }[] = await this.dataSource.query(
+      `SELECT u.email, m.role, w.frozen FROM users u JOIN workspace_members m ON m.user_id = u.id JOIN workspaces w ON w.id = m.workspace_id
+       WHERE u.id = $1 AND m.workspace_id = $2`,
+      [userId, workspaceId],
+    );
+    return row;
+  }
+
+  /** The ids among `userIds` that are current members of the workspace, read in `manager`. */
+  async memberIds(manager: EntityManager, workspaceId: string, userIds: string[]): Promise<Set<string>> {
+    const rows: { user_id: string }[] = await manager.query(`SELECT user_id FROM workspace_members WHERE workspace_id = $1 AND user_id = ANY($2)`, [workspaceId, userIds]);
+    return new Set(rows.map((r) => r.user_id));
   }
 
   private async assertAnotherOwner(tx: Tx, workspaceId: string, userId: string): Promise<void> {

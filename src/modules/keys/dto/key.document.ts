@@ -32,11 +32,25 @@ const COLUMNS = [
 /** The select list of a KeyRow, optionally qualified by a table alias. */
 export const keyColumns = (alias?: string) => COLUMNS.map((c) => (alias ? `${alias}.${c}` : c)).join(', ');
 
-/** Computed at read time: revoked wins over expired; expired from `expires_at` on. */
+/**
+ * The key status rule, computed at read time: revoked wins over expired; expired from `expires_at`
+ * on. `keyStatus` in code and `keyStatusSql` in a statement are its only two spellings.
+ */
 export function keyStatus(row: Pick<KeyRow, 'revoked_at' | 'expires_at'>, now: Date): KeyStatus {
   if (row.revoked_at) return 'revoked';
   if (row.expires_at && row.expires_at.getTime() <= now.getTime()) return 'expired';
   return 'active';
+}
+
+/**
+ * `keyStatus` as a SQL expression over `virtual_keys` (optionally aliased). The clock is
+ * `clock_timestamp()`, the wall clock at evaluation like `new Date()` in code, never `now()`: inside
+ * a transaction `now()` is the moment it began, so a key that expired while the transaction waited
+ * for a lock would still count as active.
+ */
+export function keyStatusSql(alias?: string): string {
+  const c = (column: string) => (alias ? `${alias}.${column}` : column);
+  return `(CASE WHEN ${c('revoked_at')} IS NOT NULL THEN 'revoked' WHEN ${c('expires_at')} <= clock_timestamp() THEN 'expired' ELSE 'active' END)`;
 }
 
 const int = (value: string | null) => (value === null ? null : Number(value));

@@ -1,26 +1,6 @@
 import { Publication, toPublication } from 'src/modules/publication/publication.service';
+import { ModelConnectionRow } from 'src/modules/connections/model-connections.service';
 import { PROVIDERS, ProviderName } from 'src/modules/model-providers/providers';
-
-export interface ModelConfig {
-  model_pattern: string;
-  upstream_model: string;
-  base_url: string;
-}
-
-/** A `connections` row of kind `model`: `connector_slug` holds the provider. */
-export interface ModelConnectionRow {
-  id: string;
-  workspace_id: string;
-  connector_slug: ProviderName;
-  status: 'pending' | 'active' | 'disabled';
-  auth_profile_digest: string;
-  model_config: ModelConfig;
-  credential_envelope: string | null;
-  last4: string | null;
-  credential_revision: number;
-}
-
-export const MODEL_CONNECTION_COLUMNS = `id, workspace_id, connector_slug, status, auth_profile_digest, model_config, credential_envelope, last4, credential_revision`;
 
 /** The model-provider connection projection (never the key, the envelope or the auth profile). */
 export function toModelConnectionDocument(row: ModelConnectionRow, publication: Publication) {
@@ -29,7 +9,7 @@ export function toModelConnectionDocument(row: ModelConnectionRow, publication: 
     connection_id: row.id,
     workspace_id: row.workspace_id,
     provider: row.connector_slug,
-    display_name: PROVIDERS[row.connector_slug].display_name,
+    display_name: PROVIDERS[row.connector_slug as ProviderName].display_name,
     model_pattern: row.model_config.model_pattern,
     upstream_model: row.model_config.upstream_model,
     base_url: row.model_config.base_url,

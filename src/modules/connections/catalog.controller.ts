@@ -2,9 +2,9 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { Action } from 'src/common/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/common/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
-import { CATALOG_INDEX_SCHEMA, CATALOG_ROW_SCHEMA } from 'src/modules/catalog/catalog.responses';
+import { CATALOG_INDEX_SCHEMA, CATALOG_ROW_SCHEMA } from 'src/modules/connections/catalog.responses';
 import { CatalogService, toCatalogCard, toCatalogRow } from 'src/modules/catalog/catalog.service';
-import { CatalogQueryDto } from 'src/modules/catalog/dto/catalog-query.dto';
+import { CatalogQueryDto } from 'src/modules/connections/dto/catalog-query.dto';
 import { ConnectionsService } from 'src/modules/connections/connections.service';
 
 const BROWSE_PARAMS = ['q', 'category', 'source', 'limit', 'offset', 'cursor'] as const;
