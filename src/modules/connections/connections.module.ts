@@ -9,6 +9,10 @@ import { OAuthService } from 'src/modules/connections/oauth.service';
 import { RefreshJob } from 'src/modules/connections/refresh.job';
 import { SnapshotRegistry, SnapshotWorkspace } from 'src/modules/publication/snapshot.registry';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CatalogSession } from 'src/modules/connections/entities/catalog-session.entity';
+import { Connection } from 'src/modules/connections/entities/connection.entity';
+import { OAuthState } from 'src/modules/connections/entities/oauth-state.entity';
 
 interface SnapshotRow {
   id: string;
@@ -26,6 +30,7 @@ interface SnapshotRow {
 }
 
 @Module({
+  imports: [TypeOrmModule.forFeature([CatalogSession, Connection, OAuthState])],
   controllers: [ConnectionsController, OAuthController],
   providers: [ConnectionsService, OAuthService, RefreshJob, ExpiredGrantsJob],
   exports: [ConnectionsService],

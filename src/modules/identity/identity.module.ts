@@ -3,9 +3,12 @@ import { OPERATOR_RESOLVER } from 'src/common/auth/auth.guard';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { DevIdentityController } from 'src/modules/identity/dev-identity.controller';
 import { IdentityService } from 'src/modules/identity/identity.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { User } from 'src/modules/identity/entities/user.entity';
 
 @Global()
 @Module({
+  imports: [TypeOrmModule.forFeature([User])],
   controllers: [DevIdentityController],
   providers: [IdentityService, DevIdentity, { provide: OPERATOR_RESOLVER, useExisting: IdentityService }],
   exports: [OPERATOR_RESOLVER, DevIdentity],

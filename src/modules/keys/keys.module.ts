@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { KeysController } from 'src/modules/keys/keys.controller';
 import { KeysJob } from 'src/modules/keys/keys.job';
 import { KeysService } from 'src/modules/keys/keys.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
 
-@Module({ controllers: [KeysController], providers: [KeysService, KeysJob], exports: [KeysService] })
+@Module({ imports: [TypeOrmModule.forFeature([VirtualKey])], controllers: [KeysController], providers: [KeysService, KeysJob], exports: [KeysService] })
 export class KeysModule {}

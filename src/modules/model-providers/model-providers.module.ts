@@ -4,7 +4,9 @@ import { ModelProvidersController } from 'src/modules/model-providers/model-prov
 import { ModelProvidersService } from 'src/modules/model-providers/model-providers.service';
 import { PricingController } from 'src/modules/model-providers/pricing.controller';
 import { PricingService } from 'src/modules/model-providers/pricing.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Pricebook } from 'src/modules/model-providers/entities/pricebook.entity';
 
 /** Model-provider connections and the workspace pricebook. */
-@Module({ imports: [GatewayModule], controllers: [ModelProvidersController, PricingController], providers: [ModelProvidersService, PricingService] })
+@Module({ imports: [TypeOrmModule.forFeature([Pricebook]), GatewayModule], controllers: [ModelProvidersController, PricingController], providers: [ModelProvidersService, PricingService] })
 export class ModelProvidersModule {}

@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
 import { UsageController } from 'src/modules/usage/usage.controller';
 import { UsageService } from 'src/modules/usage/usage.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { UsageEvent } from 'src/modules/usage/entities/usage-event.entity';
+import { UsageGap } from 'src/modules/usage/entities/usage-gap.entity';
+import { UsageRollup } from 'src/modules/usage/entities/usage-rollup.entity';
 
 /** Usage read model: projected from `{prefix}:usage` into raw events and hourly rollups. */
-@Module({ controllers: [UsageController], providers: [UsageService] })
+@Module({ imports: [TypeOrmModule.forFeature([UsageEvent, UsageGap, UsageRollup])], controllers: [UsageController], providers: [UsageService] })
 export class UsageModule {}

@@ -2,7 +2,12 @@ import { Global, Module } from '@nestjs/common';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
 import { WorkspacesController } from 'src/modules/workspaces/workspaces.controller';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { OrganizationMember } from 'src/modules/workspaces/entities/organization-member.entity';
+import { Organization } from 'src/modules/workspaces/entities/organization.entity';
+import { WorkspaceMember } from 'src/modules/workspaces/entities/workspace-member.entity';
+import { Workspace } from 'src/modules/workspaces/entities/workspace.entity';
 
 @Global()
-@Module({ controllers: [WorkspacesController], providers: [WorkspacesService, OverviewRegistry], exports: [WorkspacesService, OverviewRegistry] })
+@Module({ imports: [TypeOrmModule.forFeature([OrganizationMember, Organization, WorkspaceMember, Workspace])], controllers: [WorkspacesController], providers: [WorkspacesService, OverviewRegistry], exports: [WorkspacesService, OverviewRegistry] })
 export class WorkspacesModule {}
