@@ -91,7 +91,7 @@ describe('entities and migrations', () => {
     const registrations = DOMAIN_MODULES.flatMap((module) =>
       ((Reflect.getMetadata('imports', module) ?? []) as DynamicModule[])
         .filter((imported) => imported.module === TypeOrmModule)
-        .flatMap((feature) => (feature.providers ?? []).map((p: Provider) => ({ module: module.name, entity: (p as { targetEntitySchema: { target: unknown } }).targetEntitySchema.target }))),
+        .flatMap((feature) => (feature.providers ?? []).map((p: Provider) => ({ module: module.name, entity: (p as unknown as { targetEntitySchema: { target: unknown } }).targetEntitySchema.target }))),
     );
     const owners = ENTITIES.map((entity) => [entity.name, registrations.filter((r) => r.entity === entity).map((r) => r.module)]);
     expect(owners.filter(([, modules]) => modules.length !== 1)).toEqual([]);
