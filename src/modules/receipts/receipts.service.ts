@@ -88,7 +88,7 @@ export class ReceiptsService implements OnModuleInit {
 
   /** The newest revision of the invocation behind any of its receipt ids, or the one `revision` names. */
   async get(workspaceId: string, receiptId: string, revision: number | undefined) {
-    // hand-written: the head joined to its revision in the partitioned table, the partition key bound by the head.
+    // hand-written: one statement finds the invocation behind any of its receipt ids and joins its revision.
     const rows: ReceiptDetailRow[] = await this.dataSource.query(
       `SELECT ${DETAIL} FROM receipt_heads h
        JOIN receipt_revisions r ON r.workspace_id = h.workspace_id AND r.invocation_id = h.invocation_id
