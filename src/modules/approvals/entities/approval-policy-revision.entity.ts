@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { ApprovalRule } from 'src/modules/approvals/rules';
+import type { ApprovalRule } from 'src/modules/approvals/rules';
 
 /** A row of `approval_policy_revisions`. */
 @Entity({ name: 'approval_policy_revisions' })

@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { Env } from 'src/common/access/context';
-import { ExecutionStatus } from 'src/modules/approvals/approval-state';
-import { SetRule } from 'src/modules/approvals/rules';
+import type { Env } from 'src/common/access/context';
+import type { ExecutionStatus } from 'src/modules/approvals/approval-state';
+import type { SetRule } from 'src/modules/approvals/rules';
 
 /** A row of `approvals`. */
 @Entity({ name: 'approvals' })

@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { ModelConfig } from 'src/modules/model-providers/dto/model-connection.document';
-import { AuthProfile } from 'src/modules/connections/dto/connection.document';
-import { Lane } from 'src/modules/catalog/catalog.schema';
+import type { AuthProfile } from 'src/modules/connections/dto/connection.document';
+import type { Lane } from 'src/modules/catalog/catalog.schema';
 
 /** A row of `connections`. */
 @Entity({ name: 'connections' })

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { SCOPES } from 'src/modules/keys/dto/mint-key.dto';
+import type { SCOPES } from 'src/modules/keys/dto/mint-key.dto';
 
 /** A row of `virtual_keys`. */
 @Entity({ name: 'virtual_keys' })

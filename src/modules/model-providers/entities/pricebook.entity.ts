@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { Price } from 'src/modules/model-providers/dto/pricing.document';
+import type { Price } from 'src/modules/model-providers/dto/pricing.document';
 
 /** A row of `pricebooks`. */
 @Entity({ name: 'pricebooks' })

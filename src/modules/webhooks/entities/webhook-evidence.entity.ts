@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { EvidenceResult } from 'src/modules/webhooks/dto/evidence.document';
+import type { EvidenceResult } from 'src/modules/webhooks/dto/evidence.document';
 
 /** A row of `webhook_evidence`. */
 @Entity({ name: 'webhook_evidence' })

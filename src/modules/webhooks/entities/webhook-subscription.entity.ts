@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { StoredSigningKey } from 'src/modules/webhooks/dto/subscription.document';
+import type { StoredSigningKey } from 'src/modules/webhooks/dto/subscription.document';
 
 /** A row of `webhook_subscriptions`. */
 @Entity({ name: 'webhook_subscriptions' })

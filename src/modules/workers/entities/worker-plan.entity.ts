@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { PlanName } from 'src/modules/workers/workers.data';
+import type { PlanName } from 'src/modules/workers/workers.data';
 
 /** A row of `worker_plans`. */
 @Entity({ name: 'worker_plans' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { EnvironmentClass } from 'src/modules/workers/workers.data';
-import { RUN_STATES } from 'src/modules/workers/dto/runs.dto';
+import type { EnvironmentClass } from 'src/modules/workers/workers.data';
+import type { RUN_STATES } from 'src/modules/workers/dto/runs.dto';
 
 /** A row of `worker_runs`. */
 @Entity({ name: 'worker_runs' })

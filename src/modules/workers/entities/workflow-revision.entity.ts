@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { WorkflowStep } from 'src/modules/workers/workflow-graph';
+import type { WorkflowStep } from 'src/modules/workers/workflow-graph';
 
 /** A row of `workflow_revisions`. */
 @Entity({ name: 'workflow_revisions' })

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { Role } from 'src/common/access/actions';
+import type { Role } from 'src/common/access/actions';
 
 /** A row of `workspace_members`. */
 @Entity({ name: 'workspace_members' })

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { Env } from 'src/common/access/context';
+import type { Env } from 'src/common/access/context';
 
 /** A row of `workspaces`. */
 @Entity({ name: 'workspaces' })
