@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { ApprovalRule } from 'src/modules/approvals/rules';
 
-/** A row of `approval_policy_revisions`. */
+/** `approval_policy_revisions`: An approval policy as it was at one revision. */
 @Entity({ name: 'approval_policy_revisions' })
 export class ApprovalPolicyRevision {
   @PrimaryColumn({ name: 'id', type: 'text' })

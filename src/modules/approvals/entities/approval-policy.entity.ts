@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { ApprovalRule } from 'src/modules/approvals/rules';
 
-/** A row of `approval_policies`. */
+/** `approval_policies`: An approval policy: its current name, status and rules. */
 @Entity({ name: 'approval_policies' })
 export class ApprovalPolicy {
   @PrimaryColumn({ name: 'id', type: 'text' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `approval_votes`. */
+/** `approval_votes`: A reviewer's vote on an approval. */
 @Entity({ name: 'approval_votes' })
 export class ApprovalVote {
   @PrimaryColumn({ name: 'approval_id', type: 'text' })

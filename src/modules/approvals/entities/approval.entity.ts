@@ -3,7 +3,7 @@ import type { Env } from 'src/common/access/context';
 import type { ExecutionStatus } from 'src/modules/approvals/approval-state';
 import type { SetRule } from 'src/modules/approvals/rules';
 
-/** A row of `approvals`. */
+/** `approvals`: An approval of a held tool call. */
 @Entity({ name: 'approvals' })
 export class Approval {
   @PrimaryColumn({ name: 'id', type: 'text' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `audit_events`. */
+/** `audit_events`: An audit row, written in the transaction of the change it records. */
 @Entity({ name: 'audit_events' })
 export class AuditEvent {
   @PrimaryColumn({ name: 'id', type: 'text' })

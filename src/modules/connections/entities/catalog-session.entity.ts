@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `catalog_sessions`. */
+/** `catalog_sessions`: A broker catalog session opened for a connection. */
 @Entity({ name: 'catalog_sessions' })
 export class CatalogSession {
   @PrimaryColumn({ name: 'id', type: 'text' })

@@ -3,7 +3,7 @@ import type { ModelConfig } from 'src/modules/model-providers/dto/model-connecti
 import type { AuthProfile } from 'src/modules/connections/dto/connection.document';
 import type { Lane } from 'src/modules/catalog/catalog.schema';
 
-/** A row of `connections`. */
+/** `connections`: A connection of any kind: tool, broker registration (`catalog_provider`) or model provider (`model`). */
 @Entity({ name: 'connections' })
 export class Connection {
   @PrimaryColumn({ name: 'id', type: 'text' })

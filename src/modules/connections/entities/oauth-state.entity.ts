@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `oauth_states`. */
+/** `oauth_states`: An OAuth authorization in flight (the state's digest and the PKCE verifier). */
 @Entity({ name: 'oauth_states' })
 export class OAuthState {
   @PrimaryColumn({ name: 'state_hash', type: 'text' })

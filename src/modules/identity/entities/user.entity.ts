@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `users`. */
+/** `users`: An operator, keyed by (issuer, subject), with control's own `usr_` id. */
 @Entity({ name: 'users' })
 export class User {
   @PrimaryColumn({ name: 'id', type: 'text' })

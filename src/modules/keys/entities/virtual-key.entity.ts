@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { SCOPES } from 'src/modules/keys/dto/mint-key.dto';
 
-/** A row of `virtual_keys`. */
+/** `virtual_keys`: A virtual key: only the sha256 digest and last4 of the secret are stored. */
 @Entity({ name: 'virtual_keys' })
 export class VirtualKey {
   @PrimaryColumn({ name: 'id', type: 'text' })

@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { Price } from 'src/modules/model-providers/dto/pricing.document';
 
-/** A row of `pricebooks`. */
+/** `pricebooks`: The workspace pricebook, replaced as a whole. */
 @Entity({ name: 'pricebooks' })
 export class Pricebook {
   @PrimaryColumn({ name: 'workspace_id', type: 'text' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `policy_revisions`. */
+/** `policy_revisions`: An immutable published policy revision (a trigger refuses updates and deletes). */
 @Entity({ name: 'policy_revisions' })
 export class PolicyRevision {
   @PrimaryColumn({ name: 'id', type: 'text' })

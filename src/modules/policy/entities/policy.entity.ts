@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `policies`. */
+/** `policies`: The workspace's Cedar policy draft (one row per workspace once stored) and its current revision. */
 @Entity({ name: 'policies' })
 export class Policy {
   @PrimaryColumn({ name: 'workspace_id', type: 'text' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `receipt_counters`. */
+/** `receipt_counters`: The per-workspace receipt count of the overview, kept at ingestion. */
 @Entity({ name: 'receipt_counters' })
 export class ReceiptCounter {
   @PrimaryColumn({ name: 'workspace_id', type: 'text' })

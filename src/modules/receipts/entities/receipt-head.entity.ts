@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `receipt_heads`. */
+/** `receipt_heads`: The newest revision of each invocation: what the receipts list reads. */
 @Entity({ name: 'receipt_heads' })
 export class ReceiptHead {
   @PrimaryColumn({ name: 'invocation_id', type: 'text' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `receipt_revisions`. */
+/** `receipt_revisions`: One revision of a receipt, as projected from the gateway stream (partitioned by month of `occurred_at`). */
 @Entity({ name: 'receipt_revisions' })
 export class ReceiptRevision {
   @PrimaryColumn({ name: 'workspace_id', type: 'text' })

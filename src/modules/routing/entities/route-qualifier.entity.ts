@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `route_qualifiers`. */
+/** `route_qualifiers`: An operator routing rule the gateway applies when it selects a route. */
 @Entity({ name: 'route_qualifiers' })
 export class RouteQualifier {
   @PrimaryColumn({ name: 'workspace_id', type: 'text' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `stream_parked`. */
+/** `stream_parked`: A malformed stream entry: kept, acknowledged, never retried. */
 @Entity({ name: 'stream_parked' })
 export class ParkedStreamEntry {
   @PrimaryColumn({ name: 'stream', type: 'text' })

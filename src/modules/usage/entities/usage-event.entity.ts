@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `usage_events`. */
+/** `usage_events`: A raw usage event, as projected from the gateway stream (partitioned by month of `occurred_at`). */
 @Entity({ name: 'usage_events' })
 export class UsageEvent {
   @PrimaryColumn({ name: 'workspace_id', type: 'text' })

@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { EvidenceResult } from 'src/modules/webhooks/dto/evidence.document';
 
-/** A row of `webhook_evidence`. */
+/** `webhook_evidence`: An immutable webhook evidence event and control's correlation of it to a receipt. */
 @Entity({ name: 'webhook_evidence' })
 export class WebhookEvidence {
   @PrimaryColumn({ name: 'evidence_id', type: 'text' })

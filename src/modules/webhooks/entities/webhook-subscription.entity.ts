@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { StoredSigningKey } from 'src/modules/webhooks/dto/subscription.document';
 
-/** A row of `webhook_subscriptions`. */
+/** `webhook_subscriptions`: A webhook subscription: the gateway's ingress configuration with its sealed signing-key contract. */
 @Entity({ name: 'webhook_subscriptions' })
 export class WebhookSubscription {
   @PrimaryColumn({ name: 'workspace_id', type: 'text' })

@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { PlanName } from 'src/modules/workers/workers.data';
 
-/** A row of `worker_plans`. */
+/** `worker_plans`: The workspace's Workers plan. */
 @Entity({ name: 'worker_plans' })
 export class WorkerPlan {
   @PrimaryColumn({ name: 'workspace_id', type: 'text' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `worker_revisions`. */
+/** `worker_revisions`: One revision of a Worker. */
 @Entity({ name: 'worker_revisions' })
 export class WorkerRevision {
   @PrimaryColumn({ name: 'id', type: 'text' })

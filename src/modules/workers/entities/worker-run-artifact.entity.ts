@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `worker_run_artifacts`. */
+/** `worker_run_artifacts`: An artifact a run produced (its digest and metadata, not its content). */
 @Entity({ name: 'worker_run_artifacts' })
 export class WorkerRunArtifact {
   @PrimaryColumn({ name: 'id', type: 'text' })

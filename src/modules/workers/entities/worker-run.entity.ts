@@ -2,7 +2,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { EnvironmentClass } from 'src/modules/workers/workers.data';
 import type { RUN_STATES } from 'src/modules/workers/dto/runs.dto';
 
-/** A row of `worker_runs`. */
+/** `worker_runs`: A run or demo run handed to the orchestrator. */
 @Entity({ name: 'worker_runs' })
 export class WorkerRun {
   @PrimaryColumn({ name: 'id', type: 'text' })

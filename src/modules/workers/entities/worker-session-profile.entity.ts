@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `worker_session_profiles`. */
+/** `worker_session_profiles`: A named environment session a Worker revision may reference (identity and status only). */
 @Entity({ name: 'worker_session_profiles' })
 export class WorkerSessionProfile {
   @PrimaryColumn({ name: 'id', type: 'text' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `workers`. */
+/** `workers`: A Worker and its draft and published revisions. */
 @Entity({ name: 'workers' })
 export class Worker {
   @PrimaryColumn({ name: 'id', type: 'text' })

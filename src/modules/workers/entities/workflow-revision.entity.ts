@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { WorkflowStep } from 'src/modules/workers/workflow-graph';
 
-/** A row of `workflow_revisions`. */
+/** `workflow_revisions`: One revision of a workflow. */
 @Entity({ name: 'workflow_revisions' })
 export class WorkflowRevision {
   @PrimaryColumn({ name: 'id', type: 'text' })

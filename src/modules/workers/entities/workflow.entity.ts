@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `workflows`. */
+/** `workflows`: A workflow and its draft and published revisions. */
 @Entity({ name: 'workflows' })
 export class Workflow {
   @PrimaryColumn({ name: 'id', type: 'text' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `organization_members`. */
+/** `organization_members`: A user allowed to create workspaces in an organization. */
 @Entity({ name: 'organization_members' })
 export class OrganizationMember {
   @PrimaryColumn({ name: 'org_id', type: 'text' })

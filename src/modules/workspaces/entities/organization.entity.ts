@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** A row of `organizations`. */
+/** `organizations`: An organization: the tenant that holds workspaces. */
 @Entity({ name: 'organizations' })
 export class Organization {
   @PrimaryColumn({ name: 'id', type: 'text' })

@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { Role } from 'src/common/access/actions';
 
-/** A row of `workspace_members`. */
+/** `workspace_members`: A user's role in a workspace. */
 @Entity({ name: 'workspace_members' })
 export class WorkspaceMember {
   @PrimaryColumn({ name: 'workspace_id', type: 'text' })

@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { Env } from 'src/common/access/context';
 
-/** A row of `workspaces`. */
+/** `workspaces`: A workspace, with its publication counters (`snapshot_version` requested, `published_version` held by the hot path). */
 @Entity({ name: 'workspaces' })
 export class Workspace {
   @PrimaryColumn({ name: 'id', type: 'text' })
