@@ -340,6 +340,19 @@ describe('runs with an orchestrator', () => {
       expect((await call(t, 'get', `${base()}/worker-session-profiles/wsp_nope`, owner).expect(404)).body).toEqual({ detail: 'session profile not found' });
     });
 
+    it('pages the list in creation order, the cursor continuing after the last row', async () => {
+      const ws = await t.signIn();
+      const path = `/api/v1/workspaces/${ws.workspaceId}/worker-session-profiles`;
+      const ids: string[] = [];
+      for (const name of ['p1', 'p2', 'p3']) ids.push((await call(t, 'post', path, ws, { name, environment_class: 'code' }).expect(201)).body.session_profile_id);
+      const first = (await call(t, 'get', `${path}?limit=2`, ws).expect(200)).body;
+      expect(first.session_profiles.map((p: { session_profile_id: string }) => p.session_profile_id)).toEqual(ids.slice(0, 2));
+      expect(first.next_cursor).toEqual(expect.any(String));
+      const second = (await call(t, 'get', `${path}?limit=2&cursor=${first.next_cursor}`, ws).expect(200)).body;
+      expect(second.session_profiles.map((p: { session_profile_id: string }) => p.session_profile_id)).toEqual(ids.slice(2));
+      expect(second.next_cursor).toBeNull();
+    });
+
     it('answers 422 for a cursor the list did not issue', async () => {
       for (const list of ['worker-session-profiles', 'worker-runs']) {
         const res = await call(t, 'get', `${base()}/${list}?cursor=nope`, members.viewer).expect(422);

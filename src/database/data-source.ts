@@ -1,7 +1,8 @@
 import { DataSourceOptions } from 'typeorm';
+import { ENTITIES } from 'src/database/entities';
 import { MIGRATIONS } from 'src/database/migrations';
 
-/** The one TypeORM configuration: migrations only, never synchronize. */
+/** The one TypeORM configuration: the schema comes from the migrations, never from synchronize. */
 export function dataSourceOptions(url: string, poolSize: number): DataSourceOptions {
   return {
     type: 'postgres',
@@ -10,7 +11,7 @@ export function dataSourceOptions(url: string, poolSize: number): DataSourceOpti
     migrationsRun: false,
     migrations: MIGRATIONS,
     migrationsTableName: 'typeorm_migrations',
-    entities: [],
+    entities: ENTITIES,
     // Off: a failed statement would be logged with its parameters, which can hold digests and envelopes.
     logging: false,
     extra: { max: poolSize, idleTimeoutMillis: 30000 },

@@ -1,5 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { InjectRepository } from '@nestjs/typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { ApiError, bodyError, FieldValidationError } from 'src/common/http/errors';
@@ -11,7 +12,9 @@ import { AuditService } from 'src/modules/audit/audit.service';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 import { ApprovalPolicyBody } from 'src/modules/approvals/dto/approval-policy.dto';
-import { APPROVAL_POLICY_COLUMNS, ApprovalPolicyRow, toApprovalPolicyDocument } from 'src/modules/approvals/dto/approval-policy.document';
+import { toApprovalPolicyDocument } from 'src/modules/approvals/dto/approval-policy.document';
+import { ApprovalPolicyRevision } from 'src/modules/approvals/entities/approval-policy-revision.entity';
+import { ApprovalPolicy } from 'src/modules/approvals/entities/approval-policy.entity';
 import { ApprovalRule, policySetHash, RULE_MESSAGES, ruleSet, SetRule, validateRules } from 'src/modules/approvals/rules';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
@@ -22,11 +25,8 @@ export interface ActiveRuleSet {
 
 /** The workspace's active approval rules and their hash: the snapshot's `approval_rules` part. */
 export async function activeRuleSet(manager: EntityManager | DataSource, workspaceId: string): Promise<ActiveRuleSet> {
-  const policies: { id: string; revision_id: string; rules: ApprovalRule[] }[] = await manager.query(
-    `SELECT id, revision_id, rules FROM approval_policies WHERE workspace_id = $1 AND status = 'active'`,
-    [workspaceId],
-  );
-  const rules = ruleSet(policies);
+  const policies = await manager.getRepository(ApprovalPolicy).find({ select: { id: true, revisionId: true, rules: true }, where: { workspaceId, status: 'active' } });
+  const rules = ruleSet(policies.map((p) => ({ id: p.id, revision_id: p.revisionId, rules: p.rules })));
   return { policy_set_hash: policySetHash(rules), rules };
 }
 
@@ -50,7 +50,7 @@ function checkedRules(input: unknown): ApprovalRule[] {
 @Injectable()
 export class ApprovalPoliciesService implements OnModuleInit {
   constructor(
-    private readonly dataSource: DataSource,
+    @InjectRepository(ApprovalPolicy) private readonly policies: Repository<ApprovalPolicy>,
     private readonly access: WorkspaceAccess,
     private readonly audit: AuditService,
     private readonly publications: PublicationService,
@@ -63,15 +63,12 @@ export class ApprovalPoliciesService implements OnModuleInit {
   }
 
   async list(ws: WorkspaceContext) {
-    const rows: ApprovalPolicyRow[] = await this.dataSource.query(
-      `SELECT ${APPROVAL_POLICY_COLUMNS} FROM approval_policies WHERE workspace_id = $1 ORDER BY name, id`,
-      [ws.id],
-    );
+    const rows = await this.policies.find({ where: { workspaceId: ws.id }, order: { name: 'ASC', id: 'ASC' } });
     return { approval_policies: rows.map(toApprovalPolicyDocument) };
   }
 
   async get(ws: WorkspaceContext, policyId: string) {
-    const [row]: ApprovalPolicyRow[] = await this.dataSource.query(`SELECT ${APPROVAL_POLICY_COLUMNS} FROM approval_policies WHERE workspace_id = $1 AND id = $2`, [ws.id, policyId]);
+    const row = await this.policies.findOneBy({ workspaceId: ws.id, id: policyId });
     if (!row) throw new ApiError(404, NOT_FOUND);
     return toApprovalPolicyDocument(row);
   }
@@ -83,15 +80,7 @@ export class ApprovalPoliciesService implements OnModuleInit {
       await this.assertMembers(tx, ws.id, rules);
       const id = newId('apy');
       const revisionId = newId('ayr');
-      await this.writeUnique(() =>
-        tx.manager.query(`INSERT INTO approval_policies (id, workspace_id, name, status, revision, revision_id, rules) VALUES ($1, $2, $3, 'active', 1, $4, $5)`, [
-          id,
-          ws.id,
-          body.name,
-          revisionId,
-          JSON.stringify(rules),
-        ]),
-      );
+      await this.writeUnique(() => tx.manager.insert(ApprovalPolicy, { id, workspaceId: ws.id, name: body.name, status: 'active', revision: 1, revisionId, rules }));
       await this.recordRevision(tx, ws, id, 1, revisionId, body.name, rules);
       return this.finish(tx, ws, id, 'approval_policy.create');
     });
@@ -107,10 +96,7 @@ export class ApprovalPoliciesService implements OnModuleInit {
       const revision = current.revision + 1;
       const revisionId = newId('ayr');
       await this.writeUnique(() =>
-        tx.manager.query(
-          `UPDATE approval_policies SET name = $3, rules = $4, revision = $5, revision_id = $6, updated_at = clock_timestamp() WHERE workspace_id = $1 AND id = $2`,
-          [ws.id, policyId, body.name, JSON.stringify(rules), revision, revisionId],
-        ),
+        tx.manager.update(ApprovalPolicy, { workspaceId: ws.id, id: policyId }, { name: body.name, rules, revision, revisionId, updatedAt: () => 'clock_timestamp()' }),
       );
       await this.recordRevision(tx, ws, policyId, revision, revisionId, body.name, rules);
       return this.finish(tx, ws, policyId, 'approval_policy.revise');
@@ -123,16 +109,13 @@ export class ApprovalPoliciesService implements OnModuleInit {
     return this.access.mutate(ctx, async (tx, ws) => {
       const current = await this.lockPolicy(tx, ws.id, policyId, expected);
       if (current.status === 'disabled') return toApprovalPolicyDocument(current);
-      await tx.manager.query(`UPDATE approval_policies SET status = 'disabled', updated_at = clock_timestamp() WHERE workspace_id = $1 AND id = $2`, [ws.id, policyId]);
+      await tx.manager.update(ApprovalPolicy, { workspaceId: ws.id, id: policyId }, { status: 'disabled', updatedAt: () => 'clock_timestamp()' });
       return this.finish(tx, ws, policyId, 'approval_policy.disable');
     });
   }
 
-  private async lockPolicy(tx: Tx, workspaceId: string, policyId: string, expectedRevision: number): Promise<ApprovalPolicyRow> {
-    const [row]: ApprovalPolicyRow[] = await tx.manager.query(
-      `SELECT ${APPROVAL_POLICY_COLUMNS} FROM approval_policies WHERE workspace_id = $1 AND id = $2 FOR UPDATE`,
-      [workspaceId, policyId],
-    );
+  private async lockPolicy(tx: Tx, workspaceId: string, policyId: string, expectedRevision: number): Promise<ApprovalPolicy> {
+    const row = await tx.manager.findOne(ApprovalPolicy, { where: { workspaceId, id: policyId }, lock: { mode: 'pessimistic_write' } });
     if (!row) throw new ApiError(404, NOT_FOUND);
     if (row.revision !== expectedRevision) throw new ApiError(409, 'approval policy revision changed');
     return row;
@@ -159,22 +142,19 @@ export class ApprovalPoliciesService implements OnModuleInit {
   }
 
   private async recordRevision(tx: Tx, ws: WorkspaceContext, policyId: string, revision: number, revisionId: string, name: string, rules: ApprovalRule[]): Promise<void> {
-    await tx.manager.query(
-      `INSERT INTO approval_policy_revisions (id, workspace_id, policy_id, revision, name, rules, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [revisionId, ws.id, policyId, revision, name, JSON.stringify(rules), ws.operator.userId],
-    );
+    await tx.manager.insert(ApprovalPolicyRevision, { id: revisionId, workspaceId: ws.id, policyId, revision, name, rules, createdBy: ws.operator.userId });
   }
 
   /** Stages the snapshot (the active rule set changed), writes the audit row and answers the policy. */
   private async finish(tx: Tx, ws: WorkspaceContext, policyId: string, action: AuditAction) {
     const snapshotVersion = await this.publications.stage(tx, ws.id);
-    const [row]: ApprovalPolicyRow[] = await tx.manager.query(`SELECT ${APPROVAL_POLICY_COLUMNS} FROM approval_policies WHERE workspace_id = $1 AND id = $2`, [ws.id, policyId]);
+    const row = await tx.manager.findOneByOrFail(ApprovalPolicy, { workspaceId: ws.id, id: policyId });
     await this.audit.record(tx, {
       workspaceId: ws.id,
       actor: ws.operator,
       action,
       target: policyId,
-      detail: { policy_id: policyId, revision_id: row.revision_id, status: row.status, snapshot_version: snapshotVersion },
+      detail: { policy_id: policyId, revision_id: row.revisionId, status: row.status, snapshot_version: snapshotVersion },
     });
     return toApprovalPolicyDocument(row);
   }

@@ -7,10 +7,15 @@ import { ApprovalPoliciesService } from 'src/modules/approvals/approval-policies
 import { ApprovalsController } from 'src/modules/approvals/approvals.controller';
 import { ApprovalsService } from 'src/modules/approvals/approvals.service';
 import { InternalApprovalsController } from 'src/modules/approvals/internal-approvals.controller';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApprovalPolicyRevision } from 'src/modules/approvals/entities/approval-policy-revision.entity';
+import { ApprovalPolicy } from 'src/modules/approvals/entities/approval-policy.entity';
+import { ApprovalVote } from 'src/modules/approvals/entities/approval-vote.entity';
+import { Approval } from 'src/modules/approvals/entities/approval.entity';
 
 /** Approval policies, the approval inbox and votes, and the gateway's held-call routes. */
 @Module({
-  imports: [AuditModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature([ApprovalPolicyRevision, ApprovalPolicy, ApprovalVote, Approval]), AuditModule, PublicationModule, WorkspacesModule],
   controllers: [ApprovalPoliciesController, ApprovalsController, InternalApprovalsController],
   providers: [ApprovalPoliciesService, ApprovalsService],
 })

@@ -16,6 +16,10 @@ import { PublicationModule } from 'src/modules/publication/publication.module';
 import { SnapshotRegistry, SnapshotWorkspace } from 'src/modules/publication/snapshot.registry';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CatalogSession } from 'src/modules/connections/entities/catalog-session.entity';
+import { Connection } from 'src/modules/connections/entities/connection.entity';
+import { OAuthState } from 'src/modules/connections/entities/oauth-state.entity';
 
 interface SnapshotRow {
   id: string;
@@ -33,7 +37,7 @@ interface SnapshotRow {
 }
 
 @Module({
-  imports: [AuditModule, CatalogModule, GatewayModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature([CatalogSession, Connection, OAuthState]), AuditModule, CatalogModule, GatewayModule, PublicationModule, WorkspacesModule],
   controllers: [ConnectionsController, OAuthController, CatalogController],
   providers: [ConnectionsService, ModelConnectionsService, OAuthService, RefreshJob, ExpiredGrantsJob],
   exports: [ConnectionsService, ModelConnectionsService],

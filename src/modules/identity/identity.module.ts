@@ -3,6 +3,8 @@ import { OPERATOR_RESOLVER } from 'src/common/auth/session.strategy';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { DevIdentityController } from 'src/modules/identity/dev-identity.controller';
 import { IdentityService } from 'src/modules/identity/identity.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { User } from 'src/modules/identity/entities/user.entity';
 
 /**
  * Global for one provider only: the authentication guard (src/common, registered by CommonModule
@@ -10,6 +12,7 @@ import { IdentityService } from 'src/modules/identity/identity.service';
  */
 @Global()
 @Module({
+  imports: [TypeOrmModule.forFeature([User])],
   controllers: [DevIdentityController],
   providers: [IdentityService, DevIdentity, { provide: OPERATOR_RESOLVER, useExisting: IdentityService }],
   exports: [OPERATOR_RESOLVER],

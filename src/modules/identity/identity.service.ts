@@ -5,6 +5,7 @@ import { Identity, OperatorResolver } from 'src/common/auth/session.strategy';
 import { newId } from 'src/common/ids/ids';
 import { namedQuery } from 'src/database/named-query';
 
+// hand-written: a named statement, run on every operator request (prepared once per connection).
 const FIND_USER = { name: 'user_by_subject', text: `SELECT id, email FROM users WHERE issuer = $1 AND subject = $2` };
 
 /** Users keyed by (issuer, sub), with control's own `usr_` id created on first sight. */

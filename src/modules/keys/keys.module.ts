@@ -5,6 +5,8 @@ import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { KeysController } from 'src/modules/keys/keys.controller';
 import { KeysJob } from 'src/modules/keys/keys.job';
 import { KeysService } from 'src/modules/keys/keys.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
 
-@Module({ imports: [AuditModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob], exports: [KeysService] })
+@Module({ imports: [TypeOrmModule.forFeature([VirtualKey]), AuditModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob], exports: [KeysService] })
 export class KeysModule {}

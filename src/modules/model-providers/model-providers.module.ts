@@ -7,7 +7,9 @@ import { ModelProvidersService } from 'src/modules/model-providers/model-provide
 import { PricingController } from 'src/modules/model-providers/pricing.controller';
 import { PricingService } from 'src/modules/model-providers/pricing.service';
 import { PublicationModule } from 'src/modules/publication/publication.module';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Pricebook } from 'src/modules/model-providers/entities/pricebook.entity';
 
 /** Model-provider connections and the workspace pricebook. */
-@Module({ imports: [AuditModule, ConnectionsModule, GatewayModule, PublicationModule], controllers: [ModelProvidersController, PricingController], providers: [ModelProvidersService, PricingService] })
+@Module({ imports: [TypeOrmModule.forFeature([Pricebook]), AuditModule, ConnectionsModule, GatewayModule, PublicationModule], controllers: [ModelProvidersController, PricingController], providers: [ModelProvidersService, PricingService] })
 export class ModelProvidersModule {}

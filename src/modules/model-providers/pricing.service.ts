@@ -6,10 +6,10 @@ import { FieldError, FieldValidationError } from 'src/common/http/errors';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { Price, PricingRow, toPricebookPart, toPricingDocument } from 'src/modules/model-providers/dto/pricing.document';
 import { ReplacePricingDto } from 'src/modules/model-providers/dto/pricing.dto';
+import { Pricebook } from 'src/modules/model-providers/entities/pricebook.entity';
 import { modelPatternProblem } from 'src/modules/model-providers/model-names';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
-
 
 
 /**
@@ -29,7 +29,7 @@ export class PricingService implements OnModuleInit {
 
   onModuleInit(): void {
     this.snapshots.register('pricebook', async (manager, ws) => {
-      const [row]: { revision: number; prices: Price[] }[] = await manager.query(`SELECT revision, prices FROM pricebooks WHERE workspace_id = $1`, [ws.id]);
+      const row = await manager.findOneBy(Pricebook, { workspaceId: ws.id });
       return row ? toPricebookPart(row.revision, row.prices) : null;
     });
   }
@@ -60,13 +60,13 @@ export class PricingService implements OnModuleInit {
       .sort((a, b) => (a.model < b.model ? -1 : 1));
 
     const written = await this.access.mutate(ctx, async (tx, ws) => {
-      const [row]: { revision: number; updated_at: Date }[] = await tx.manager.query(
-        `INSERT INTO pricebooks (workspace_id, revision, prices, updated_by) VALUES ($1, 1, $2, $3)
-         ON CONFLICT (workspace_id) DO UPDATE SET revision = pricebooks.revision + 1, prices = EXCLUDED.prices,
-           updated_by = EXCLUDED.updated_by, updated_at = clock_timestamp()
-         RETURNING revision, updated_at`,
-        [ws.id, JSON.stringify(prices), ws.operator.userId],
-      );
+      // Under the workspace lock no other writer can create the pricebook between the find and the insert.
+      const pricebooks = tx.manager.getRepository(Pricebook);
+      const key = { workspaceId: ws.id };
+      const current = await pricebooks.findOne({ select: { revision: true }, where: key, lock: { mode: 'pessimistic_write' } });
+      if (current) await pricebooks.update(key, { revision: current.revision + 1, prices, updatedBy: ws.operator.userId, updatedAt: () => 'clock_timestamp()' });
+      else await pricebooks.insert({ ...key, revision: 1, prices, updatedBy: ws.operator.userId });
+      const saved = await pricebooks.findOneByOrFail(key);
       const version = await this.publications.stage(tx, ws.id);
       await this.audit.record(tx, {
         workspaceId: ws.id,
@@ -75,7 +75,7 @@ export class PricingService implements OnModuleInit {
         target: ws.id,
         detail: { snapshot_version: version },
       });
-      return { ...row, snapshot_version: version };
+      return { revision: saved.revision, updated_at: saved.updatedAt, snapshot_version: version };
     });
     // After commit (and the publication attempt that follows it): how far the staged snapshot got.
     const counters = await this.read(this.dataSource.manager, ctx.id);

@@ -9,9 +9,20 @@ export default async () => {
     return {
         "@nestjs/swagger": {
             "models": [
+                [import("../keys/dto/mint-key.dto"), {
+                        "MintKeyDto": { agent_id: { required: true, type: () => String, minLength: 1, maxLength: 128 }, prefix: { required: false, type: () => Object }, allowed_models: { required: false, type: () => [String], nullable: true, minLength: 1 }, allowed_tools: { required: false, type: () => [String], nullable: true, minLength: 1 }, tools_mode: { required: false, type: () => Object }, budget_micros_usd_month: { required: false, type: () => Number, nullable: true, minimum: 0 }, rpm: { required: false, type: () => Number, nullable: true, minimum: 0 }, tpm: { required: false, type: () => Number, nullable: true, minimum: 0 }, scopes: { required: false, type: () => [String], nullable: true }, attributes: { required: false, type: "object", additionalProperties: true, nullable: true }, expires_at: { required: false, type: () => String, nullable: true, description: "RFC 3339 with an explicit offset; parsed by the service (422 when it is not one).", maxLength: 64 } }
+                    }],
                 [import("../../common/pagination/query"), {
                         "PageQuery": { limit: { required: true, type: () => Number, default: 50, minimum: 1, maximum: 200 }, cursor: { required: false, type: () => String, minLength: 1, maxLength: 2048 } },
                         "WindowPageQuery": { from: { required: true, type: () => String, minLength: 1, maxLength: 64 }, to: { required: true, type: () => String, minLength: 1, maxLength: 64 } }
+                    }],
+                [import("../workers/dto/runs.dto"), {
+                        "StartRunDto": { worker_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, input: { required: false, type: "object", additionalProperties: true }, session_profile_id: { required: false, type: () => String, maxLength: 64 } },
+                        "StartDemoRunDto": { template_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, input: { required: false, type: "object", additionalProperties: true } },
+                        "EstimateDto": { worker_id: { required: false, type: () => String, maxLength: 64 }, template_id: { required: false, type: () => String, maxLength: 64 } },
+                        "ControlLeaseDto": { duration_seconds: { required: false, type: () => Number, minimum: 60, maximum: 3600 } },
+                        "ListRunsQuery": { status: { required: false, type: () => String }, worker_id: { required: false, type: () => String, maxLength: 64 } },
+                        "CreateSessionProfileDto": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, environment_class: { required: true, type: () => String }, description: { required: false, type: () => String, nullable: true, maxLength: 2000 } }
                     }],
                 [import("../audit/dto/audit-query.dto"), {
                         "AuditQueryDto": { action: { required: false, type: () => String, minLength: 1, maxLength: 64 }, user_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, target: { required: false, type: () => String, minLength: 1, maxLength: 128 } }
@@ -38,9 +49,6 @@ export default async () => {
                         "CatalogProviderDto": { provider: { required: true, enum: ["broker_a", "broker_b"] }, api_key: { required: true, type: () => String } },
                         "FederatedCompleteDto": { catalog_session_id: { required: true, type: () => String, pattern: "^cxs_[a-f0-9]{32}$" }, upstream_connection_id: { required: true, type: () => String, description: "Checked by the service: its failures are a 400 `invalid upstream connection id`.", maxLength: 4096 }, mcp_url: { required: true, type: () => String, minLength: 1, maxLength: 2048 } }
                     }],
-                [import("../keys/dto/mint-key.dto"), {
-                        "MintKeyDto": { agent_id: { required: true, type: () => String, minLength: 1, maxLength: 128 }, prefix: { required: false, type: () => Object }, allowed_models: { required: false, type: () => [String], nullable: true, minLength: 1 }, allowed_tools: { required: false, type: () => [String], nullable: true, minLength: 1 }, tools_mode: { required: false, type: () => Object }, budget_micros_usd_month: { required: false, type: () => Number, nullable: true, minimum: 0 }, rpm: { required: false, type: () => Number, nullable: true, minimum: 0 }, tpm: { required: false, type: () => Number, nullable: true, minimum: 0 }, scopes: { required: false, type: () => [String], nullable: true }, attributes: { required: false, type: "object", additionalProperties: true, nullable: true }, expires_at: { required: false, type: () => String, nullable: true, description: "RFC 3339 with an explicit offset; parsed by the service (422 when it is not one).", maxLength: 64 } }
-                    }],
                 [import("../model-providers/dto/model-provider.dto"), {
                         "CreateModelProviderDto": { provider: { required: true, enum: ["provider_a", "provider_b", "provider_c", "compat_custom"] }, api_key: { required: true, type: () => String }, model_pattern: { required: true, type: () => String }, upstream_model: { required: true, type: () => String }, base_url: { required: false, type: () => String } }
                     }],
@@ -63,14 +71,6 @@ export default async () => {
                         "PatchWorkerDto": { body: { required: false, type: () => t["../workers/dto/workers.dto"].RevisionBodyDto }, execution_mode: { required: false, type: () => String } },
                         "PublishDto": { revision_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, revision_digest: { required: true, type: () => String, pattern: "^sha256:[0-9a-f]{64}$" }, expected_published_revision_id: { required: true, type: () => String, nullable: true, description: "Required, null for a first publish.", maxLength: 64 } },
                         "ListWorkersQuery": { lifecycle: { required: false, type: () => String } }
-                    }],
-                [import("../workers/dto/runs.dto"), {
-                        "StartRunDto": { worker_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, input: { required: false, type: "object", additionalProperties: true }, session_profile_id: { required: false, type: () => String, maxLength: 64 } },
-                        "StartDemoRunDto": { template_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, input: { required: false, type: "object", additionalProperties: true } },
-                        "EstimateDto": { worker_id: { required: false, type: () => String, maxLength: 64 }, template_id: { required: false, type: () => String, maxLength: 64 } },
-                        "ControlLeaseDto": { duration_seconds: { required: false, type: () => Number, minimum: 60, maximum: 3600 } },
-                        "ListRunsQuery": { status: { required: false, type: () => String }, worker_id: { required: false, type: () => String, maxLength: 64 } },
-                        "CreateSessionProfileDto": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, environment_class: { required: true, type: () => String }, description: { required: false, type: () => String, nullable: true, maxLength: 2000 } }
                     }],
                 [import("../workers/dto/workflows.dto"), {
                         "CreateWorkflowDto": { slug: { required: true, type: () => String, minLength: 1, maxLength: 64 }, display_name: { required: true, type: () => String, minLength: 1, maxLength: 200 }, description: { required: false, type: () => String, nullable: true, maxLength: 2000 } },

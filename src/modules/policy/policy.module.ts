@@ -7,9 +7,12 @@ import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { PolicyController } from 'src/modules/policy/policy.controller';
 import { PolicyService } from 'src/modules/policy/policy.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { PolicyRevision } from 'src/modules/policy/entities/policy-revision.entity';
+import { Policy } from 'src/modules/policy/entities/policy.entity';
 
 @Module({
-  imports: [AuditModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature([PolicyRevision, Policy]), AuditModule, PublicationModule, WorkspacesModule],
   controllers: [PolicyController],
   providers: [
     PolicyService,

@@ -9,6 +9,8 @@ import { formatTime, formatTimeRequired } from 'src/common/time/time';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { CompileResult } from 'src/modules/policy/diagnostics';
 import { DEFAULT_POLICY, defaultPolicyId, draftHash, PolicyDocument, PolicyState, toPolicyDocument } from 'src/modules/policy/dto/policy.document';
+import { Policy } from 'src/modules/policy/entities/policy.entity';
+import { PolicyRevision } from 'src/modules/policy/entities/policy-revision.entity';
 import { PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
 import { PublicationService, toPublication } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
@@ -32,6 +34,7 @@ interface StateRow {
   draft_published: boolean;
 }
 
+/** One statement: the draft, its current revision and the workspace's publication counters read together. */
 const STATE = `
   SELECT p.id AS policy_id, p.cedar_text, p.draft_hash, p.draft_updated_at, p.current_revision_id,
          r.published_at, r.bundle_hash,
@@ -106,13 +109,14 @@ export class PolicyService implements OnModuleInit {
 
   async storeDraft(ctx: WorkspaceContext, cedarText: string) {
     return this.access.mutate(ctx, async (tx, ws) => {
-      const [row]: { id: string }[] = await tx.manager.query(
-        `INSERT INTO policies (workspace_id, id, cedar_text, draft_hash, draft_updated_at) VALUES ($1, $2, $3, $4, clock_timestamp())
-         ON CONFLICT (workspace_id) DO UPDATE SET cedar_text = EXCLUDED.cedar_text, draft_hash = EXCLUDED.draft_hash, draft_updated_at = EXCLUDED.draft_updated_at
-         RETURNING id`,
-        [ws.id, newId('pol'), cedarText, draftHash(cedarText)],
-      );
-      await this.audit.record(tx, { workspaceId: ws.id, actor: ws.operator, action: 'policy.draft.store', target: row.id, detail: { policy_id: row.id } });
+      // Under the workspace lock no other writer can store the draft between the find and the insert.
+      const policies = tx.manager.getRepository(Policy);
+      const draft = { cedarText, draftHash: draftHash(cedarText), draftUpdatedAt: () => 'clock_timestamp()' };
+      const current = await policies.findOne({ select: { id: true }, where: { workspaceId: ws.id }, lock: { mode: 'pessimistic_write' } });
+      const id = current?.id ?? newId('pol');
+      if (current) await policies.update({ workspaceId: ws.id }, draft);
+      else await policies.insert({ workspaceId: ws.id, id, ...draft });
+      await this.audit.record(tx, { workspaceId: ws.id, actor: ws.operator, action: 'policy.draft.store', target: id, detail: { policy_id: id } });
       return toPolicyDocument(await this.readState(tx.manager, ws));
     });
   }
@@ -141,23 +145,24 @@ export class PolicyService implements OnModuleInit {
       await this.recheck(tx.manager, ws.id, seen);
       const policyId = seen.stored ? seen.policyId : newId('pol');
       if (!seen.stored) {
-        await tx.manager.query(`INSERT INTO policies (workspace_id, id, cedar_text, draft_hash, draft_updated_at) VALUES ($1, $2, $3, $4, $5)`, [
-          ws.id,
-          policyId,
-          seen.cedarText,
-          seen.draftHash,
-          seen.draftUpdatedAt,
-        ]);
+        await tx.manager.insert(Policy, { workspaceId: ws.id, id: policyId, cedarText: seen.cedarText, draftHash: seen.draftHash, draftUpdatedAt: seen.draftUpdatedAt });
       }
       const revisionId = newId('rev');
       const entities = entitySnapshot(ws.id, ws.env);
       const hash = bundleHash(seen.cedarText, entities);
-      const [revision]: { published_at: Date }[] = await tx.manager.query(
-        `INSERT INTO policy_revisions (id, workspace_id, policy_id, cedar_text, draft_hash, bundle_hash, entities, published_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING published_at`,
-        [revisionId, ws.id, policyId, seen.cedarText, seen.draftHash, hash, JSON.stringify(entities), ws.operator.userId],
-      );
-      await tx.manager.query(`UPDATE policies SET current_revision_id = $2 WHERE workspace_id = $1`, [ws.id, revisionId]);
+      const revisions = tx.manager.getRepository(PolicyRevision);
+      await revisions.insert({
+        id: revisionId,
+        workspaceId: ws.id,
+        policyId,
+        cedarText: seen.cedarText,
+        draftHash: seen.draftHash,
+        bundleHash: hash,
+        entities,
+        publishedBy: ws.operator.userId,
+      });
+      const revision = await revisions.findOneOrFail({ select: { publishedAt: true }, where: { workspaceId: ws.id, id: revisionId } });
+      await tx.manager.update(Policy, { workspaceId: ws.id }, { currentRevisionId: revisionId });
       const version = await this.publications.stage(tx, ws.id);
       await this.audit.record(tx, {
         workspaceId: ws.id,
@@ -166,7 +171,7 @@ export class PolicyService implements OnModuleInit {
         target: policyId,
         detail: { policy_id: policyId, revision_id: revisionId, bundle_hash: hash, snapshot_version: version },
       });
-      return { policyId, revisionId, publishedAt: revision.published_at, version };
+      return { policyId, revisionId, publishedAt: revision.publishedAt, version };
     });
     // After commit (and the publication attempt that follows it): how far the staged snapshot got.
     const counters = await this.publications.versions(ctx.id);
@@ -182,14 +187,14 @@ export class PolicyService implements OnModuleInit {
 
   /** Phase 3: under the workspace lock, the policy row locked, the values phase 1 saw must all still hold. */
   private async recheck(manager: EntityManager, workspaceId: string, seen: PolicyState): Promise<void> {
-    const rows: { id: string; draft_hash: string; current_revision_id: string | null }[] = await manager.query(
-      `SELECT id, draft_hash, current_revision_id FROM policies WHERE workspace_id = $1 FOR UPDATE`,
-      [workspaceId],
-    );
-    const now = rows[0];
+    const now = await manager.findOne(Policy, {
+      select: { id: true, draftHash: true, currentRevisionId: true },
+      where: { workspaceId },
+      lock: { mode: 'pessimistic_write' },
+    });
     if (!now && !seen.stored) return;
-    if (!now || !seen.stored || now.id !== seen.policyId || now.draft_hash !== seen.draftHash) throw conflict('policy draft changed');
-    if (now.current_revision_id !== seen.currentRevisionId) throw conflict('policy revision changed');
+    if (!now || !seen.stored || now.id !== seen.policyId || now.draftHash !== seen.draftHash) throw conflict('policy draft changed');
+    if (now.currentRevisionId !== seen.currentRevisionId) throw conflict('policy revision changed');
   }
 
   private async compile(source: string): Promise<CompileResult> {

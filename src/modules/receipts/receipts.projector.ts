@@ -55,6 +55,7 @@ const HEAD = HEAD_COLUMNS.join(', ');
  * strictly newer and of the same workspace, and the per-workspace counter of the overview grows
  * by the heads actually created.
  */
+// hand-written: the stream projection, one unnest-batched statement per batch (single-row writes are fsync-bound; bench/read-models).
 const PROJECT = `
   WITH incoming AS (
     SELECT * FROM unnest(${COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')}) AS t(${ALL})

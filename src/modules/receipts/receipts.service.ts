@@ -76,6 +76,7 @@ export class ReceiptsService implements OnModuleInit {
     if (position?.kind === 'keyset') add((n) => `(occurred_at, receipt_id) < ($${n}, $${n + 1})`, position.at, position.id);
     if (position?.kind === 'time') add((n) => `occurred_at < $${n}`, position.before);
     values.push(q.limit + 1);
+    // hand-written: a keyset page as a named statement (prepared once per connection; unnamed ones run at half the rate).
     const text = `SELECT ${PROJECTION} FROM receipt_heads WHERE ${where.join(' AND ')}
                   ORDER BY occurred_at DESC, receipt_id DESC LIMIT $${values.length}`;
     const rows = await namedQuery<ReceiptRow>(this.dataSource, { name: `receipts_${sha256Hex(text).slice(0, 16)}`, text }, values);
@@ -87,6 +88,7 @@ export class ReceiptsService implements OnModuleInit {
 
   /** The newest revision of the invocation behind any of its receipt ids, or the one `revision` names. */
   async get(workspaceId: string, receiptId: string, revision: number | undefined) {
+    // hand-written: one statement finds the invocation behind any of its receipt ids and joins its revision.
     const rows: ReceiptDetailRow[] = await this.dataSource.query(
       `SELECT ${DETAIL} FROM receipt_heads h
        JOIN receipt_revisions r ON r.workspace_id = h.workspace_id AND r.invocation_id = h.invocation_id

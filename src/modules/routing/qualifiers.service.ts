@@ -6,16 +6,9 @@ import { badRequest, conflict, FieldError, FieldValidationError, notFound } from
 import { AuditService } from 'src/modules/audit/audit.service';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
-import {
-  QUALIFIER_COLUMNS,
-  QUALIFIER_ID,
-  QualifierPayloadInvalidError,
-  QualifierRow,
-  toPublishedQualifier,
-  toQualifierDocument,
-  toTombstone,
-} from 'src/modules/routing/dto/qualifier.document';
+import { QUALIFIER_ID, QualifierPayloadInvalidError, toPublishedQualifier, toQualifierDocument, toTombstone } from 'src/modules/routing/dto/qualifier.document';
 import { UpsertQualifierDto } from 'src/modules/routing/dto/qualifier.dto';
+import { RouteQualifier } from 'src/modules/routing/entities/route-qualifier.entity';
 
 /** Qualifiers a workspace may hold. */
 export const MAX_QUALIFIERS = 32;
@@ -117,52 +110,41 @@ export class QualifiersService implements OnModuleInit {
     }
     const constraint = parseConstraint(body.constraint);
     const expected = body.expected_revision ?? null;
-    const values = [
+    const values = {
       capabilityId,
-      constraint.only_targets === null ? null : JSON.stringify(constraint.only_targets),
-      constraint.ignore_targets === null ? null : JSON.stringify(constraint.ignore_targets),
-      constraint.pin_target,
-      JSON.stringify(body.prefer_auth ?? []),
-      JSON.stringify(body.prefer_surface ?? []),
-      JSON.stringify(body.prefer_sources ?? []),
-      body.min_quality ?? 0,
-      body.max_cost_micros_usd ?? null,
-      body.allow_fallbacks ?? false,
-    ];
+      onlyTargets: constraint.only_targets,
+      ignoreTargets: constraint.ignore_targets,
+      pinTarget: constraint.pin_target,
+      preferAuth: body.prefer_auth ?? [],
+      preferSurface: body.prefer_surface ?? [],
+      preferSources: body.prefer_sources ?? [],
+      minQuality: body.min_quality ?? 0,
+      maxCost: body.max_cost_micros_usd === undefined || body.max_cost_micros_usd === null ? null : String(body.max_cost_micros_usd),
+      allowFallbacks: body.allow_fallbacks ?? false,
+    };
 
     const { row, version } = await this.access.mutate(ctx, async (tx, ws) => {
-      const [current]: { revision: number }[] = await tx.manager.query(
-        `SELECT revision FROM route_qualifiers WHERE workspace_id = $1 AND qualifier_id = $2 FOR UPDATE`,
-        [ws.id, body.qualifier_id],
-      );
-      let saved: QualifierRow;
+      const qualifiers = tx.manager.getRepository(RouteQualifier);
+      const key = { workspaceId: ws.id, qualifierId: body.qualifier_id };
+      const current = await qualifiers.findOne({ where: key, lock: { mode: 'pessimistic_write' } });
+      let saved: RouteQualifier;
       if (expected === null) {
         if (current) throw conflict(REVISION_CONFLICT);
-        const [{ n }]: { n: number }[] = await tx.manager.query(`SELECT count(*)::int AS n FROM route_qualifiers WHERE workspace_id = $1`, [ws.id]);
-        if (n >= MAX_QUALIFIERS) throw conflict('route_qualifier_limit_reached');
-        [saved] = await tx.manager.query(
-          `INSERT INTO route_qualifiers (workspace_id, qualifier_id, revision, capability_id, only_targets, ignore_targets, pin_target,
-             prefer_auth, prefer_surface, prefer_sources, min_quality, max_cost, allow_fallbacks)
-           VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${QUALIFIER_COLUMNS}`,
-          [ws.id, body.qualifier_id, ...values],
-        );
+        if ((await qualifiers.countBy({ workspaceId: ws.id })) >= MAX_QUALIFIERS) throw conflict('route_qualifier_limit_reached');
+        saved = qualifiers.create({ ...key, revision: 1, ...values });
+        await qualifiers.insert(saved);
       } else {
         if (!current || current.revision !== expected) throw conflict(REVISION_CONFLICT);
-        [[saved]] = await tx.manager.query(
-          `UPDATE route_qualifiers SET revision = revision + 1, capability_id = $3, only_targets = $4, ignore_targets = $5, pin_target = $6,
-             prefer_auth = $7, prefer_surface = $8, prefer_sources = $9, min_quality = $10, max_cost = $11, allow_fallbacks = $12,
-             updated_at = clock_timestamp()
-           WHERE workspace_id = $1 AND qualifier_id = $2 RETURNING ${QUALIFIER_COLUMNS}`,
-          [ws.id, body.qualifier_id, ...values],
-        );
+        saved = { ...current, revision: current.revision + 1, ...values };
+        await qualifiers.update(key, { revision: saved.revision, ...values, updatedAt: () => 'clock_timestamp()' });
       }
       const staged = await this.publications.stage(tx, ws.id);
       await this.audit.record(tx, {
         workspaceId: ws.id,
         actor: ws.operator,
         action: 'route_qualifier.upsert',
-        target: saved.qualifier_id,
-        detail: { qualifier_id: saved.qualifier_id, snapshot_version: staged },
+        target: saved.qualifierId,
+        detail: { qualifier_id: saved.qualifierId, snapshot_version: staged },
       });
       return { row: saved, version: staged };
     });
@@ -172,13 +154,12 @@ export class QualifiersService implements OnModuleInit {
   async remove(ctx: WorkspaceContext, qualifierId: string, expected: number | undefined) {
     if (!QUALIFIER_ID.test(qualifierId)) throw badRequest('qualifier_id must be [a-z0-9_-]');
     const { revision, version } = await this.access.mutate(ctx, async (tx, ws) => {
-      const [current]: { revision: number }[] = await tx.manager.query(
-        `SELECT revision FROM route_qualifiers WHERE workspace_id = $1 AND qualifier_id = $2 FOR UPDATE`,
-        [ws.id, qualifierId],
-      );
+      const qualifiers = tx.manager.getRepository(RouteQualifier);
+      const key = { workspaceId: ws.id, qualifierId };
+      const current = await qualifiers.findOne({ select: { revision: true }, where: key, lock: { mode: 'pessimistic_write' } });
       if (!current) throw notFound('qualifier not found');
       if (expected !== undefined && current.revision !== expected) throw conflict(REVISION_CONFLICT);
-      await tx.manager.query(`DELETE FROM route_qualifiers WHERE workspace_id = $1 AND qualifier_id = $2`, [ws.id, qualifierId]);
+      await qualifiers.delete(key);
       const staged = await this.publications.stage(tx, ws.id);
       await this.audit.record(tx, {
         workspaceId: ws.id,
@@ -192,7 +173,7 @@ export class QualifiersService implements OnModuleInit {
     return toTombstone(ctx.id, qualifierId, revision, { snapshot_version: version, published_version: (await this.publications.versions(ctx.id)).published_version });
   }
 
-  private rows(manager: EntityManager, workspaceId: string): Promise<QualifierRow[]> {
-    return manager.query(`SELECT ${QUALIFIER_COLUMNS} FROM route_qualifiers WHERE workspace_id = $1 ORDER BY qualifier_id`, [workspaceId]);
+  private rows(manager: EntityManager, workspaceId: string): Promise<RouteQualifier[]> {
+    return manager.find(RouteQualifier, { where: { workspaceId }, order: { qualifierId: 'ASC' } });
   }
 }

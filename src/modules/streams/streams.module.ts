@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { StreamsService } from 'src/modules/streams/streams.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ParkedStreamEntry } from 'src/modules/streams/entities/parked-stream-entry.entity';
 
 /** The gateway stream consumer and read-model maintenance shared by receipts and usage. */
-@Module({ providers: [StreamsService], exports: [StreamsService] })
+@Module({ imports: [TypeOrmModule.forFeature([ParkedStreamEntry])], providers: [StreamsService], exports: [StreamsService] })
 export class StreamsModule {}

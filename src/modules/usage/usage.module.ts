@@ -3,7 +3,11 @@ import { KeysModule } from 'src/modules/keys/keys.module';
 import { StreamsModule } from 'src/modules/streams/streams.module';
 import { UsageController } from 'src/modules/usage/usage.controller';
 import { UsageService } from 'src/modules/usage/usage.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { UsageEvent } from 'src/modules/usage/entities/usage-event.entity';
+import { UsageGap } from 'src/modules/usage/entities/usage-gap.entity';
+import { UsageRollup } from 'src/modules/usage/entities/usage-rollup.entity';
 
 /** Usage read model: projected from `{prefix}:usage` into raw events and hourly rollups. */
-@Module({ imports: [KeysModule, StreamsModule], controllers: [UsageController], providers: [UsageService] })
+@Module({ imports: [TypeOrmModule.forFeature([UsageEvent, UsageGap, UsageRollup]), KeysModule, StreamsModule], controllers: [UsageController], providers: [UsageService] })
 export class UsageModule {}

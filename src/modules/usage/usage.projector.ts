@@ -77,6 +77,7 @@ export type Dimension = keyof typeof DIMENSIONS;
  * Inserts the new events (a redelivered `event_id` is skipped) and adds exactly the inserted ones
  * to the hourly rollup of every dimension, in one statement.
  */
+// hand-written: the stream projection and its rollups, one batched statement (single-row writes are fsync-bound; bench/read-models).
 const PROJECT_EVENTS = `
   WITH inserted AS (
     INSERT INTO usage_events (${NAMES}, ingested_at)

@@ -30,6 +30,7 @@ const after = (value: string | null, bound: string) => value === null || Buffer.
  * Whole hours of the window come from the hourly rollups, the partial hours at its edges from the
  * raw events: exact for any window, and a 30-day window reads ~720 rollup rows per group value.
  */
+// hand-written: a named statement over the rollups and the partitioned raw events (a raw 30-day aggregate takes ~750 ms).
 function summaryStatement(groupBy: Dimension) {
   const sums = TOTALS_FIELDS.map((f) => `sum(${f})::text AS ${f}`).join(', ');
   return {

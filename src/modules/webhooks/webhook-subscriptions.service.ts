@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { ApiError, FieldValidationError } from 'src/common/http/errors';
@@ -11,12 +11,8 @@ import { PublicationService } from 'src/modules/publication/publication.service'
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 import { SUBSCRIPTION_ID } from 'src/modules/webhooks/dto/evidence.dto';
 import { parseSubscriptionConfig } from 'src/modules/webhooks/dto/subscription.schema';
-import {
-  SUBSCRIPTION_COLUMNS,
-  SubscriptionRow,
-  toSnapshotSubscription,
-  toSubscriptionDocument,
-} from 'src/modules/webhooks/dto/subscription.document';
+import { toSnapshotSubscription, toSubscriptionDocument } from 'src/modules/webhooks/dto/subscription.document';
+import { WebhookSubscription } from 'src/modules/webhooks/entities/webhook-subscription.entity';
 import { SignatureProfile, signatureProfile } from 'src/modules/webhooks/signatures/signature-profiles';
 
 /** Largest subscription configuration body (spec section 8). */
@@ -52,10 +48,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
     // Subscriptions of active connections, which are the ones the snapshot carries.
     this.snapshots.register('webhook_subscriptions', async (manager, ws) => {
       const active = await this.connections.activeIds(manager, ws.id);
-      const rows: SubscriptionRow[] = await manager.query(
-        `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions s WHERE s.workspace_id = $1 AND s.connection_id = ANY($2) ORDER BY s.connection_id, s.id`,
-        [ws.id, active],
-      );
+      const rows = await manager.find(WebhookSubscription, { where: { workspaceId: ws.id, connectionId: In(active) }, order: { connectionId: 'ASC', id: 'ASC' } });
       return rows.map(toSnapshotSubscription);
     });
   }
@@ -74,44 +67,37 @@ export class WebhookSubscriptionsService implements OnModuleInit {
       const connection = await this.connections.toolShape(tx, ws.id, connectionId);
       if (!connection) throw new ApiError(404, 'connection not found');
       if (!profileFits(profile, connection)) throw new ApiError(409, 'signature profile does not fit the connection');
-      const [stored]: (SubscriptionRow & { created: boolean })[] = await tx.manager.query(
-        `INSERT INTO webhook_subscriptions AS s (workspace_id, connection_id, id, signature_profile, tolerance_seconds, notification_url, signing_keys, revision)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 1)
-         ON CONFLICT (workspace_id, connection_id, id) DO UPDATE SET signature_profile = EXCLUDED.signature_profile,
-           tolerance_seconds = EXCLUDED.tolerance_seconds, notification_url = EXCLUDED.notification_url, signing_keys = EXCLUDED.signing_keys,
-           revision = s.revision + 1, updated_at = clock_timestamp()
-         RETURNING ${SUBSCRIPTION_COLUMNS}, (xmax = 0) AS created`,
-        [ws.id, connectionId, subscriptionId, config.signature_profile, config.tolerance_seconds, config.notification_url, JSON.stringify(keys)],
-      );
+      // Under the workspace lock no other writer can create the same subscription between the find and the insert.
+      const subscriptions = tx.manager.getRepository(WebhookSubscription);
+      const key = { workspaceId: ws.id, connectionId, id: subscriptionId };
+      const values = { signatureProfile: config.signature_profile, toleranceSeconds: config.tolerance_seconds, notificationUrl: config.notification_url, signingKeys: keys };
+      const existing = await subscriptions.findOne({ select: { revision: true }, where: key, lock: { mode: 'pessimistic_write' } });
+      if (existing) await subscriptions.update(key, { ...values, revision: existing.revision + 1, updatedAt: () => 'clock_timestamp()' });
+      else await subscriptions.insert({ ...key, ...values, revision: 1 });
+      const stored = await subscriptions.findOneByOrFail(key);
       const version = await this.publications.stage(tx, ws.id);
       await this.audit.record(tx, {
         workspaceId: ws.id,
         actor: ws.operator,
         action: 'webhook.configure',
         target: subscriptionId,
-        detail: { connection_id: connectionId, status: stored.created ? 'created' : 'replaced', last4: keys[0].last4, snapshot_version: version },
+        detail: { connection_id: connectionId, status: existing ? 'replaced' : 'created', last4: keys[0].last4, snapshot_version: version },
       });
-      return { row: stored, created: stored.created };
+      return { row: stored, created: !existing };
     });
     return { created, subscription: toSubscriptionDocument(row, await this.publications.versions(ctx.id)) };
   }
 
   async list(ws: WorkspaceContext, connectionId: string) {
     await this.connection(this.dataSource.manager, ws.id, connectionId);
-    const rows: SubscriptionRow[] = await this.dataSource.query(
-      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE workspace_id = $1 AND connection_id = $2 ORDER BY id`,
-      [ws.id, connectionId],
-    );
+    const rows = await this.dataSource.manager.find(WebhookSubscription, { where: { workspaceId: ws.id, connectionId }, order: { id: 'ASC' } });
     const versions = await this.publications.versions(ws.id);
     return { subscriptions: rows.map((row) => toSubscriptionDocument(row, versions)) };
   }
 
   async get(ws: WorkspaceContext, connectionId: string, subscriptionId: string) {
     await this.connection(this.dataSource.manager, ws.id, connectionId);
-    const [row]: SubscriptionRow[] = await this.dataSource.query(
-      `SELECT ${SUBSCRIPTION_COLUMNS} FROM webhook_subscriptions WHERE workspace_id = $1 AND connection_id = $2 AND id = $3`,
-      [ws.id, connectionId, subscriptionId],
-    );
+    const row = await this.dataSource.manager.findOneBy(WebhookSubscription, { workspaceId: ws.id, connectionId, id: subscriptionId });
     if (!row) throw new ApiError(404, 'webhook subscription not found');
     return toSubscriptionDocument(row, await this.publications.versions(ws.id));
   }
@@ -119,11 +105,8 @@ export class WebhookSubscriptionsService implements OnModuleInit {
   async delete(ctx: WorkspaceContext, connectionId: string, subscriptionId: string): Promise<void> {
     await this.access.mutate(ctx, async (tx, ws) => {
       await this.connection(tx.manager, ws.id, connectionId);
-      const [[removed]]: [SubscriptionRow[], number] = await tx.manager.query(
-        `DELETE FROM webhook_subscriptions WHERE workspace_id = $1 AND connection_id = $2 AND id = $3 RETURNING id`,
-        [ws.id, connectionId, subscriptionId],
-      );
-      if (!removed) throw new ApiError(404, 'webhook subscription not found');
+      const { affected } = await tx.manager.delete(WebhookSubscription, { workspaceId: ws.id, connectionId, id: subscriptionId });
+      if (!affected) throw new ApiError(404, 'webhook subscription not found');
       const version = await this.publications.stage(tx, ws.id);
       await this.audit.record(tx, {
         workspaceId: ws.id,

@@ -9,10 +9,13 @@ import { WebhookEvidenceService } from 'src/modules/webhooks/webhook-evidence.se
 import { WebhookSubscriptionsController } from 'src/modules/webhooks/webhook-subscriptions.controller';
 import { WebhookSubscriptionsService } from 'src/modules/webhooks/webhook-subscriptions.service';
 import { WebhooksJob } from 'src/modules/webhooks/webhooks.job';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { WebhookEvidence } from 'src/modules/webhooks/entities/webhook-evidence.entity';
+import { WebhookSubscription } from 'src/modules/webhooks/entities/webhook-subscription.entity';
 
 /** Webhook subscriptions (published for the gateway's ingress) and signed webhook evidence. */
 @Module({
-  imports: [AuditModule, ConnectionsModule, GatewayModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature([WebhookEvidence, WebhookSubscription]), AuditModule, ConnectionsModule, GatewayModule, PublicationModule, WorkspacesModule],
   controllers: [WebhookSubscriptionsController, InternalEvidenceController],
   providers: [WebhookSubscriptionsService, WebhookEvidenceService, WebhooksJob],
 })

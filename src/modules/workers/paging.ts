@@ -12,9 +12,13 @@ export function cursorPosition(cursor: string | undefined): { at: Date; id: stri
   return { at: new Date(value.at), id: value.id };
 }
 
+/** A listed row: an entity, or a snake_case row of a hand-written list. */
+type Positioned = { id: string } & ({ createdAt: Date } | { created_at: Date });
+
 /** The page (rows were read with `limit + 1`) and the cursor of the next one, or null on the last page. */
-export function page<R extends { id: string; created_at: Date }>(rows: R[], limit: number): { rows: R[]; next_cursor: string | null } {
+export function page<R extends Positioned>(rows: R[], limit: number): { rows: R[]; next_cursor: string | null } {
   const kept = rows.slice(0, limit);
   const last = kept[kept.length - 1];
-  return { rows: kept, next_cursor: rows.length > limit && last ? encodeCursor(CURSOR, { at: formatTimeRequired(last.created_at), id: last.id }) : null };
+  if (rows.length <= limit || !last) return { rows: kept, next_cursor: null };
+  return { rows: kept, next_cursor: encodeCursor(CURSOR, { at: formatTimeRequired('createdAt' in last ? last.createdAt : last.created_at), id: last.id }) };
 }

@@ -12,7 +12,8 @@ import { RevisionRow, WorkerRow } from 'src/modules/workers/dto/workers.document
 import { ACTIVE_RUN_STATES, EntitlementsService } from 'src/modules/workers/entitlements.service';
 import { cursorPosition, page } from 'src/modules/workers/paging';
 import { HandOff, OrchestratorClient } from 'src/modules/workers/orchestrator.client';
-import { SessionProfileRow, toSessionProfileDocument } from 'src/modules/workers/session-profiles.service';
+import { WorkerSessionProfile } from 'src/modules/workers/entities/worker-session-profile.entity';
+import { toSessionProfileDocument } from 'src/modules/workers/session-profiles.service';
 import { capabilitiesFor, Refusal, refusal } from 'src/modules/workers/workers.common';
 import { DEFAULT_LIMITS, EnvironmentClass, executionMode, ExecutionModeName, RUNNABLE_CLASSES, Template, TEMPLATES, within } from 'src/modules/workers/workers.data';
 import { classesOf, WorkersService } from 'src/modules/workers/workers.service';
@@ -88,7 +89,7 @@ interface Plan {
   revision: RevisionRow | null;
   template: Template | null;
   classes: EnvironmentClass[];
-  profile: SessionProfileRow | null;
+  profile: WorkerSessionProfile | null;
 }
 
 /**
@@ -117,14 +118,10 @@ export class RunsService {
         });
       }
       const revision = await this.workers.revision(tx.manager, fresh.id, worker.id, worker.published_revision_id);
-      let profile: SessionProfileRow | null = null;
+      let profile: WorkerSessionProfile | null = null;
       if (dto.session_profile_id !== undefined) {
-        const rows: SessionProfileRow[] = await tx.manager.query(`SELECT * FROM worker_session_profiles WHERE workspace_id = $1 AND id = $2 AND status = 'active'`, [
-          fresh.id,
-          dto.session_profile_id,
-        ]);
-        if (!rows[0]) throw bodyError(['session_profile_id'], 'unknown or revoked session profile');
-        profile = rows[0];
+        profile = await tx.manager.findOneBy(WorkerSessionProfile, { workspaceId: fresh.id, id: dto.session_profile_id, status: 'active' });
+        if (!profile) throw bodyError(['session_profile_id'], 'unknown or revoked session profile');
       }
       return { kind: 'run' as const, worker, revision, template: null, classes: classesOf(revision.body) as EnvironmentClass[], profile };
     }, dto.input ?? {});

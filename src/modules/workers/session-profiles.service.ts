@@ -11,32 +11,19 @@ import { screenFields } from 'src/modules/workers/credential-screen';
 import { CreateSessionProfileDto } from 'src/modules/workers/dto/runs.dto';
 import { cursorPosition, page } from 'src/modules/workers/paging';
 import { capabilitiesFor } from 'src/modules/workers/workers.common';
+import { WorkerSessionProfile } from 'src/modules/workers/entities/worker-session-profile.entity';
 
-export interface SessionProfileRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  environment_class: string;
-  description: string | null;
-  status: string;
-  created_by_user_id: string;
-  created_at: Date;
-  revoked_at: Date | null;
-}
-
-const COLUMNS = `id, workspace_id, name, environment_class, description, status, created_by_user_id, created_at, revoked_at`;
-
-export const toSessionProfileDocument = (row: SessionProfileRow) => ({
+export const toSessionProfileDocument = (row: WorkerSessionProfile) => ({
   schema_version: 1,
   session_profile_id: row.id,
-  workspace_id: row.workspace_id,
+  workspace_id: row.workspaceId,
   name: row.name,
-  environment_class: row.environment_class,
+  environment_class: row.environmentClass,
   description: row.description,
   status: row.status,
-  created_by: { kind: 'operator', id: row.created_by_user_id },
-  created_at: formatTimeRequired(row.created_at),
-  revoked_at: formatTime(row.revoked_at),
+  created_by: { kind: 'operator', id: row.createdByUserId },
+  created_at: formatTimeRequired(row.createdAt),
+  revoked_at: formatTime(row.revokedAt),
 });
 
 /**
@@ -58,12 +45,18 @@ export class SessionProfilesService {
     ]);
     return this.access.mutate(ctx, async (tx, ws) => {
       try {
-        const [row]: SessionProfileRow[] = await tx.manager.query(
-          `INSERT INTO worker_session_profiles (id, workspace_id, name, environment_class, description, status, created_by_user_id)
-           VALUES ($1, $2, $3, $4, $5, 'active', $6) RETURNING ${COLUMNS}`,
-          [newId('wsp'), ws.id, dto.name, dto.environment_class, dto.description ?? null, ws.operator.userId],
-        );
-        return toSessionProfileDocument(row);
+        const profiles = tx.manager.getRepository(WorkerSessionProfile);
+        const id = newId('wsp');
+        await profiles.insert({
+          id,
+          workspaceId: ws.id,
+          name: dto.name,
+          environmentClass: dto.environment_class,
+          description: dto.description ?? null,
+          status: 'active',
+          createdByUserId: ws.operator.userId,
+        });
+        return toSessionProfileDocument(await profiles.findOneByOrFail({ workspaceId: ws.id, id }));
       } catch (error) {
         if (isUniqueViolation(error)) throw new ApiError(409, 'session profile name already exists');
         throw error;
@@ -73,31 +66,26 @@ export class SessionProfilesService {
 
   async list(ws: WorkspaceContext, q: PageQuery) {
     const after = cursorPosition(q.cursor);
-    const rows: SessionProfileRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM worker_session_profiles WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3))
-       ORDER BY created_at, id LIMIT $4`,
-      [ws.id, after?.at ?? null, after?.id ?? null, q.limit + 1],
-    );
+    const query = this.dataSource.manager.createQueryBuilder(WorkerSessionProfile, 'p').where('p.workspaceId = :workspaceId', { workspaceId: ws.id });
+    if (after) query.andWhere('(p.createdAt, p.id) > (:at, :id)', after);
+    const rows = await query.orderBy('p.createdAt').addOrderBy('p.id').limit(q.limit + 1).getMany();
     const result = page(rows, q.limit);
     return { session_profiles: result.rows.map(toSessionProfileDocument), next_cursor: result.next_cursor, capabilities: capabilitiesFor(ws) };
   }
 
   async get(ws: WorkspaceContext, id: string) {
-    const rows: SessionProfileRow[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM worker_session_profiles WHERE workspace_id = $1 AND id = $2`, [ws.id, id]);
-    if (!rows[0]) throw new ApiError(404, 'session profile not found');
-    return { session_profile: toSessionProfileDocument(rows[0]), capabilities: capabilitiesFor(ws) };
+    const row = await this.dataSource.manager.findOneBy(WorkerSessionProfile, { workspaceId: ws.id, id });
+    if (!row) throw new ApiError(404, 'session profile not found');
+    return { session_profile: toSessionProfileDocument(row), capabilities: capabilitiesFor(ws) };
   }
 
   async revoke(ctx: WorkspaceContext, id: string) {
     return this.access.mutate(ctx, async (tx, ws) => {
-      // an UPDATE ... RETURNING answers [rows, affected count]
-      const [rows]: [SessionProfileRow[], number] = await tx.manager.query(
-        `UPDATE worker_session_profiles SET status = 'revoked', revoked_at = coalesce(revoked_at, clock_timestamp())
-         WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-        [ws.id, id],
-      );
-      if (!rows[0]) throw new ApiError(404, 'session profile not found');
-      return toSessionProfileDocument(rows[0]);
+      const profiles = tx.manager.getRepository(WorkerSessionProfile);
+      const key = { workspaceId: ws.id, id };
+      const { affected } = await profiles.update(key, { status: 'revoked', revokedAt: () => 'coalesce(revoked_at, clock_timestamp())' });
+      if (!affected) throw new ApiError(404, 'session profile not found');
+      return toSessionProfileDocument(await profiles.findOneByOrFail(key));
     });
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, Not } from 'typeorm';
 import { Role } from 'src/common/access/actions';
 import { Env, OperatorContext, WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
@@ -11,6 +11,10 @@ import { inTransaction, Tx } from 'src/database/transaction';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { MemberRow, toMemberDocument, toWorkspaceDocument, WorkspaceRow } from 'src/modules/workspaces/dto/workspace.document';
+import { OrganizationMember } from 'src/modules/workspaces/entities/organization-member.entity';
+import { Organization } from 'src/modules/workspaces/entities/organization.entity';
+import { WorkspaceMember } from 'src/modules/workspaces/entities/workspace-member.entity';
+import { Workspace } from 'src/modules/workspaces/entities/workspace.entity';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
 
 const ENVS: readonly Env[] = ['dev', 'stage', 'prod'];
@@ -32,8 +36,8 @@ export class WorkspacesService {
       throw new ApiError(400, 'env must be one of dev, stage, prod');
     }
     return inTransaction(this.dataSource, async (tx) => {
-      const member = await tx.manager.query(`SELECT 1 FROM organization_members WHERE org_id = $1 AND user_id = $2 FOR SHARE`, [orgId, operator.userId]);
-      if (member.length === 0) throw new ApiError(403, 'not a member of that organization');
+      const member = await tx.manager.findOne(OrganizationMember, { where: { orgId, userId: operator.userId }, lock: { mode: 'pessimistic_read' } });
+      if (!member) throw new ApiError(403, 'not a member of that organization');
       const row = await this.insertWorkspace(tx, operator, orgId, slug, (env as Env | undefined) ?? 'dev');
       return toWorkspaceDocument(row);
     });
@@ -55,11 +59,10 @@ export class WorkspacesService {
       await inTransaction(this.dataSource, async (tx) => {
         // Serialize concurrent first calls of one user: exactly one organization and workspace.
         await tx.manager.query(`SELECT pg_advisory_xact_lock(hashtext('provision:' || $1))`, [operator.userId]);
-        const again = await tx.manager.query(`SELECT 1 FROM workspace_members WHERE user_id = $1 LIMIT 1`, [operator.userId]);
-        if (again.length > 0) return;
+        if (await tx.manager.existsBy(WorkspaceMember, { userId: operator.userId })) return;
         const orgId = newId('org');
-        await tx.manager.query(`INSERT INTO organizations (id) VALUES ($1)`, [orgId]);
-        await tx.manager.query(`INSERT INTO organization_members (org_id, user_id) VALUES ($1, $2)`, [orgId, operator.userId]);
+        await tx.manager.insert(Organization, { id: orgId });
+        await tx.manager.insert(OrganizationMember, { orgId, userId: operator.userId });
         await this.insertWorkspace(tx, operator, orgId, 'default', 'dev');
       });
       rows = await this.memberships(operator.userId);
@@ -106,13 +109,12 @@ export class WorkspacesService {
     return this.access.mutate(ctx, async (tx, ws) => {
       const users = await tx.manager.query(`SELECT id FROM users WHERE id = $1`, [userId]);
       if (users.length === 0) throw new ApiError(404, 'user not found');
-      const current: { role: Role }[] = await tx.manager.query(`SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2 FOR UPDATE`, [ws.id, userId]);
-      if (current[0]?.role === 'owner' && role !== 'owner') await this.assertAnotherOwner(tx, ws.id, userId);
-      await tx.manager.query(
-        `INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, $3)
-         ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
-        [ws.id, userId, role],
-      );
+      const key = { workspaceId: ws.id, userId };
+      const current = await tx.manager.findOne(WorkspaceMember, { select: { role: true }, where: key, lock: { mode: 'pessimistic_write' } });
+      if (current?.role === 'owner' && role !== 'owner') await this.assertAnotherOwner(tx, ws.id, userId);
+      // Under the workspace lock no other writer can add the member between the find and the insert.
+      if (current) await tx.manager.update(WorkspaceMember, key, { role });
+      else await tx.manager.insert(WorkspaceMember, { ...key, role });
       await this.audit.record(tx, { workspaceId: ws.id, actor: ws.operator, action: 'membership.grant', target: userId, detail: { status: role } });
       const [row]: MemberRow[] = await tx.manager.query(
         `SELECT m.user_id, u.email, m.role, m.created_at FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 AND m.user_id = $2`,
@@ -124,27 +126,27 @@ export class WorkspacesService {
 
   async deleteMember(ctx: WorkspaceContext, userId: string): Promise<void> {
     await this.access.mutate(ctx, async (tx, ws) => {
-      const current: { role: Role }[] = await tx.manager.query(`SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2 FOR UPDATE`, [ws.id, userId]);
-      if (current.length === 0) throw new ApiError(404, 'member not found');
-      if (current[0].role === 'owner') await this.assertAnotherOwner(tx, ws.id, userId);
-      await tx.manager.query(`DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`, [ws.id, userId]);
-      await this.audit.record(tx, { workspaceId: ws.id, actor: ws.operator, action: 'membership.revoke', target: userId, detail: { status: current[0].role } });
+      const key = { workspaceId: ws.id, userId };
+      const current = await tx.manager.findOne(WorkspaceMember, { select: { role: true }, where: key, lock: { mode: 'pessimistic_write' } });
+      if (!current) throw new ApiError(404, 'member not found');
+      if (current.role === 'owner') await this.assertAnotherOwner(tx, ws.id, userId);
+      await tx.manager.delete(WorkspaceMember, key);
+      await this.audit.record(tx, { workspaceId: ws.id, actor: ws.operator, action: 'membership.revoke', target: userId, detail: { status: current.role } });
     });
   }
 
   /** Operations (CLI): freeze or unfreeze; false when the workspace does not exist. */
   async setFlag(workspaceId: string, flag: 'frozen' | 'assistant_enabled', value: boolean): Promise<boolean> {
-    const [, count] = await this.dataSource.query(`UPDATE workspaces SET ${flag} = $2 WHERE id = $1`, [workspaceId, value]);
-    return count === 1;
+    const { affected } = await this.dataSource.manager.update(Workspace, { id: workspaceId }, flag === 'frozen' ? { frozen: value } : { assistantEnabled: value });
+    return affected === 1;
   }
 
   /** Operations (CLI): lets a user create workspaces in an organization. */
   async grantOrganization(orgId: string, userId: string): Promise<void> {
-    const org = await this.dataSource.query(`SELECT 1 FROM organizations WHERE id = $1`, [orgId]);
-    if (org.length === 0) throw new Error('organization not found');
+    if (!(await this.dataSource.manager.existsBy(Organization, { id: orgId }))) throw new Error('organization not found');
     const user = await this.dataSource.query(`SELECT 1 FROM users WHERE id = $1`, [userId]);
     if (user.length === 0) throw new Error('user not found');
-    await this.dataSource.query(`INSERT INTO organization_members (org_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [orgId, userId]);
+    await this.dataSource.manager.createQueryBuilder().insert().into(OrganizationMember).values({ orgId, userId }).orIgnore().execute();
   }
 
   // ---------- reads and locks for other modules (this module owns the workspace and membership tables) ----------
@@ -184,20 +186,19 @@ export class WorkspacesService {
   }
 
   private async assertAnotherOwner(tx: Tx, workspaceId: string, userId: string): Promise<void> {
-    const others = await tx.manager.query(`SELECT 1 FROM workspace_members WHERE workspace_id = $1 AND role = 'owner' AND user_id <> $2 LIMIT 1`, [workspaceId, userId]);
-    if (others.length === 0) throw new ApiError(409, 'workspace must keep an owner');
+    if (!(await tx.manager.existsBy(WorkspaceMember, { workspaceId, role: 'owner', userId: Not(userId) }))) throw new ApiError(409, 'workspace must keep an owner');
   }
 
   /** Workspace, owner membership, audit row and the version-1 publication intent, in `tx`; published after commit. */
   private async insertWorkspace(tx: Tx, operator: OperatorContext, orgId: string, slug: string, env: Env): Promise<WorkspaceRow> {
     const id = newId('ws');
     try {
-      await tx.manager.query(`INSERT INTO workspaces (id, org_id, slug, env, snapshot_version) VALUES ($1, $2, $3, $4, 1)`, [id, orgId, slug, env]);
+      await tx.manager.insert(Workspace, { id, orgId, slug, env, snapshotVersion: 1 });
     } catch (error) {
       if (isUniqueViolation(error)) throw new ApiError(409, 'workspace slug already exists in this org');
       throw error;
     }
-    await tx.manager.query(`INSERT INTO workspace_members (workspace_id, user_id, role) VALUES ($1, $2, 'owner')`, [id, operator.userId]);
+    await tx.manager.insert(WorkspaceMember, { workspaceId: id, userId: operator.userId, role: 'owner' });
     await this.audit.record(tx, { workspaceId: id, actor: operator, action: 'workspace.create', target: id, detail: { env, snapshot_version: 1 } });
     tx.afterCommit(() => this.publications.publish(id));
     return { id, org_id: orgId, slug, env, frozen: false, snapshot_version: 1 };

@@ -1,29 +1,10 @@
 import { ServiceError } from 'src/common/http/errors';
 import { toPublication } from 'src/modules/publication/publication.service';
+import { RouteQualifier } from 'src/modules/routing/entities/route-qualifier.entity';
 
 export const QUALIFIER_ID = /^[a-z0-9_-]{1,128}$/;
 
 export type Constraint = { kind: 'none' } | { kind: 'only'; targets: string[] } | { kind: 'ignore'; targets: string[] } | { kind: 'pin'; target: string };
-
-export interface QualifierRow {
-  workspace_id: string;
-  qualifier_id: string;
-  revision: number;
-  capability_id: string | null;
-  only_targets: unknown;
-  ignore_targets: unknown;
-  pin_target: string | null;
-  prefer_auth: string[];
-  prefer_surface: string[];
-  prefer_sources: string[];
-  min_quality: number;
-  /** bigint, as text. */
-  max_cost: string | null;
-  allow_fallbacks: boolean;
-}
-
-export const QUALIFIER_COLUMNS = `workspace_id, qualifier_id, revision, capability_id, only_targets, ignore_targets, pin_target,
-  prefer_auth, prefer_surface, prefer_sources, min_quality, max_cost, allow_fallbacks`;
 
 /**
  * A stored qualifier that cannot be read back (more than one active constraint, or a malformed
@@ -44,32 +25,32 @@ export class QualifierPayloadInvalidError extends ServiceError {
 const isTargets = (value: unknown): value is string[] => Array.isArray(value) && value.every((t) => typeof t === 'string');
 
 /** The constraint the row's three columns describe; throws when more than one is active. */
-export function constraintOf(row: QualifierRow): Constraint {
-  const active = [row.only_targets, row.ignore_targets, row.pin_target].filter((c) => c !== null);
-  if (active.length > 1) throw new QualifierPayloadInvalidError(row.qualifier_id);
-  if (row.only_targets !== null) {
-    if (!isTargets(row.only_targets)) throw new QualifierPayloadInvalidError(row.qualifier_id);
-    return { kind: 'only', targets: row.only_targets };
+export function constraintOf(row: RouteQualifier): Constraint {
+  const active = [row.onlyTargets, row.ignoreTargets, row.pinTarget].filter((c) => c !== null);
+  if (active.length > 1) throw new QualifierPayloadInvalidError(row.qualifierId);
+  if (row.onlyTargets !== null) {
+    if (!isTargets(row.onlyTargets)) throw new QualifierPayloadInvalidError(row.qualifierId);
+    return { kind: 'only', targets: row.onlyTargets };
   }
-  if (row.ignore_targets !== null) {
-    if (!isTargets(row.ignore_targets)) throw new QualifierPayloadInvalidError(row.qualifier_id);
-    return { kind: 'ignore', targets: row.ignore_targets };
+  if (row.ignoreTargets !== null) {
+    if (!isTargets(row.ignoreTargets)) throw new QualifierPayloadInvalidError(row.qualifierId);
+    return { kind: 'ignore', targets: row.ignoreTargets };
   }
-  if (row.pin_target !== null) return { kind: 'pin', target: row.pin_target };
+  if (row.pinTarget !== null) return { kind: 'pin', target: row.pinTarget };
   return { kind: 'none' };
 }
 
 /** The routing fields shared by the operator document and the published payload. */
-function body(row: QualifierRow) {
+function body(row: RouteQualifier) {
   return {
-    qualifier_id: row.qualifier_id,
+    qualifier_id: row.qualifierId,
     revision: row.revision,
-    ...(row.capability_id === null ? {} : { capability_id: row.capability_id }),
+    ...(row.capabilityId === null ? {} : { capability_id: row.capabilityId }),
     constraint: constraintOf(row),
-    prefer_auth: row.prefer_auth,
-    prefer_surface: row.prefer_surface,
-    prefer_sources: row.prefer_sources,
-    min_quality: row.min_quality,
+    prefer_auth: row.preferAuth,
+    prefer_surface: row.preferSurface,
+    prefer_sources: row.preferSources,
+    min_quality: row.minQuality,
   };
 }
 
@@ -79,13 +60,13 @@ export interface Versions {
 }
 
 /** The `operator_route_qualifier` document. */
-export function toQualifierDocument(row: QualifierRow, versions: Versions) {
+export function toQualifierDocument(row: RouteQualifier, versions: Versions) {
   return {
     schema_version: 1,
-    workspace_id: row.workspace_id,
+    workspace_id: row.workspaceId,
     ...body(row),
-    max_cost_micros_usd: row.max_cost === null ? null : Number(row.max_cost),
-    allow_fallbacks: row.allow_fallbacks,
+    max_cost_micros_usd: row.maxCost === null ? null : Number(row.maxCost),
+    allow_fallbacks: row.allowFallbacks,
     deleted: false,
     publication: toPublication(versions.snapshot_version, versions.published_version),
   };
@@ -104,6 +85,6 @@ export function toTombstone(workspaceId: string, qualifierId: string, revision: 
 }
 
 /** One entry of the snapshot's `route_qualifiers`. */
-export function toPublishedQualifier(row: QualifierRow) {
-  return { ...body(row), max_cost: row.max_cost === null ? null : Number(row.max_cost), allow_fallbacks: row.allow_fallbacks };
+export function toPublishedQualifier(row: RouteQualifier) {
+  return { ...body(row), max_cost: row.maxCost === null ? null : Number(row.maxCost), allow_fallbacks: row.allowFallbacks };
 }

@@ -1,0 +1,44 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** `workflows`: A workflow and its draft and published revisions. */
+@Entity({ name: 'workflows' })
+export class Workflow {
+  @PrimaryColumn({ name: 'id', type: 'text' })
+  id: string;
+
+  @Column({ name: 'workspace_id', type: 'text' })
+  workspaceId: string;
+
+  @Column({ name: 'slug', type: 'text' })
+  slug: string;
+
+  @Column({ name: 'display_name', type: 'text' })
+  displayName: string;
+
+  @Column({ name: 'description', type: 'text', nullable: true })
+  description: string | null;
+
+  @Column({ name: 'lifecycle', type: 'text' })
+  lifecycle: string;
+
+  @Column({ name: 'draft_revision_id', type: 'text', nullable: true })
+  draftRevisionId: string | null;
+
+  @Column({ name: 'published_revision_id', type: 'text', nullable: true })
+  publishedRevisionId: string | null;
+
+  @Column({ name: 'latest_revision_number', type: 'integer' })
+  latestRevisionNumber: number;
+
+  @Column({ name: 'created_by_user_id', type: 'text' })
+  createdByUserId: string;
+
+  @Column({ name: 'created_by_display_name', type: 'text', nullable: true })
+  createdByDisplayName: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz', precision: 3 })
+  updatedAt: Date;
+}
