@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import { createClient, RedisClientType } from 'redis';
 import { createHash } from 'node:crypto';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { inTransaction } from 'src/database/transaction';
@@ -15,25 +15,26 @@ async function versions(t: TestApp, ws: string): Promise<{ snapshot_version: num
   return row;
 }
 
-async function heldVersion(redis: Redis, t: TestApp, ws: string): Promise<number | null> {
+async function heldVersion(redis: RedisClientType, t: TestApp, ws: string): Promise<number | null> {
   const text = await redis.get(`${t.config.redisPrefix}:snapshot:${ws}`);
   return text === null ? null : (JSON.parse(text) as { version: number }).version;
 }
 
 describe('snapshot publication', () => {
   let t: TestApp;
-  let redis: Redis;
+  let redis: RedisClientType;
   let publications: PublicationService;
   let owner: Operator;
 
   beforeAll(async () => {
     t = await startTestApp();
-    redis = new Redis(REDIS_URL);
+    redis = createClient({ url: REDIS_URL });
+    await redis.connect();
     publications = t.app.get(PublicationService);
     owner = await t.signIn();
   });
   afterAll(async () => {
-    redis.disconnect();
+    redis.destroy();
     await t.close();
   });
 
@@ -46,17 +47,18 @@ describe('snapshot publication', () => {
   });
 
   it('publishes the first snapshot of a created workspace and announces it', async () => {
-    const subscriber = new Redis(REDIS_URL);
+    // A subscribed connection runs only (un)subscribe commands: one of its own.
+    const subscriber = redis.duplicate();
+    await subscriber.connect();
     const messages: string[] = [];
-    subscriber.on('message', (_channel, message) => messages.push(message));
-    await subscriber.subscribe(`${t.config.redisPrefix}:snapshots`);
+    await subscriber.subscribe(`${t.config.redisPrefix}:snapshots`, (message) => messages.push(message));
     try {
       const ws = await createWorkspace('announced');
       expect(await versions(t, ws)).toEqual({ snapshot_version: 1, published_version: 1 });
       expect(await heldVersion(redis, t, ws)).toBe(1);
       await eventually(async () => expect(messages).toContain(`${ws}:1`));
     } finally {
-      subscriber.disconnect();
+      subscriber.destroy();
     }
   });
 
@@ -132,7 +134,7 @@ describe('a Redis outage', () => {
   // for the app (connections cut, new ones refused); starting it again brings Redis back.
   let proxy: TcpProxy;
   let t: TestApp;
-  let redis: Redis;
+  let redis: RedisClientType;
   let owner: Operator;
   const logged: string[] = [];
   let write: jest.SpyInstance;
@@ -144,11 +146,12 @@ describe('a Redis outage', () => {
     });
     proxy = await TcpProxy.start(REDIS_URL);
     t = await startTestApp({ REDIS_URL: proxy.url, LOG_LEVEL: 'debug' }, { jobs: true });
-    redis = new Redis(REDIS_URL);
+    redis = createClient({ url: REDIS_URL });
+    await redis.connect();
     owner = await t.signIn();
   });
   afterAll(async () => {
-    redis.disconnect();
+    redis.destroy();
     await t.close();
     await proxy.stop();
     write.mockRestore();

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import type Redis from 'ioredis';
 import { hostname } from 'node:os';
+import type { RedisClientType } from 'redis';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { REDIS } from 'src/database/redis.module';
+import { REDIS, REDIS_TIMEOUT_MS, withDeadline } from 'src/database/redis.module';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 import { errorFields } from 'src/common/logging/error-fields';
@@ -71,12 +71,16 @@ export const MAINTENANCE_INTERVAL_MS = 3_600_000;
 const FUTURE_SKEW_MS = 86_400_000;
 const PARKED_DATA_MAX = 65_536;
 
-type RawEntry = [id: string, fields: string[] | null];
+/** A stream entry as node-redis reads it: its fields as an object. */
+interface StreamEntry {
+  id: string;
+  message: Record<string, string>;
+}
 
 /** A batch read and parsed, its malformed entries already parked, waiting to be projected. */
 interface AdmittedBatch {
   projector: StreamProjector<unknown>;
-  redis: Redis;
+  redis: RedisClientType;
   key: string;
   reclaimed: number;
   fresh: number;
@@ -116,13 +120,13 @@ export class StreamsService implements OnApplicationShutdown {
   private readonly groupsReady = new Set<StreamName>();
   private readonly partitions = new Set<string>();
   private readonly consumer = hostname();
-  private connection: Redis | null = null;
+  private connection: RedisClientType | null = null;
   private running: Promise<void> | null = null;
   private stopping = false;
 
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(REDIS) private readonly redis: Redis | null,
+    @Inject(REDIS) private readonly redis: RedisClientType | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {
@@ -133,23 +137,18 @@ export class StreamsService implements OnApplicationShutdown {
   private async perStream(read: (key: string) => Promise<number>): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
     if (!this.redis) return out;
-    for (const stream of this.projectors.keys()) out[stream] = await read(this.streamKey(stream)).catch(() => 0);
+    for (const stream of this.projectors.keys()) out[stream] = await withDeadline(read(this.streamKey(stream))).catch(() => 0);
     return out;
   }
 
   private async pendingCount(key: string): Promise<number> {
-    const [count] = (await this.redis!.xpending(key, GROUP)) as [number, ...unknown[]];
-    return Number(count);
+    return (await this.redis!.xPending(key, GROUP)).pending;
   }
 
   /** XINFO GROUPS `lag` (Redis 7): entries added after the group's last delivered id. */
   private async lag(key: string): Promise<number> {
-    const groups = (await this.redis!.xinfo('GROUPS', key)) as unknown[][];
-    for (const fields of groups) {
-      const info = Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i], fields[2 * i + 1]]));
-      if (info.name === GROUP) return Number(info.lag ?? 0);
-    }
-    return 0;
+    const group = (await this.redis!.xInfoGroups(key)).find((g) => g.name === GROUP);
+    return Number(group?.lag ?? 0);
   }
 
   register<T>(projector: StreamProjector<T>): void {
@@ -222,21 +221,23 @@ export class StreamsService implements OnApplicationShutdown {
     const positionKey = this.claimPositionKey(stream);
     const start = (await redis.get(positionKey)) ?? '0-0';
     let next: string;
-    let claimed: RawEntry[];
+    let claimed: StreamEntry[];
     try {
-      [next, claimed] = (await redis.xautoclaim(key, GROUP, this.consumer, options.claimIdleMs ?? CLAIM_IDLE_MS, start, 'COUNT', limit)) as [string, RawEntry[]];
+      // Deleted entries are not in `messages` (Redis 7 lists them apart and drops them from the pending list).
+      ({ nextId: next, messages: claimed } = (await redis.xAutoClaim(key, GROUP, this.consumer, options.claimIdleMs ?? CLAIM_IDLE_MS, start, { COUNT: limit })) as {
+        nextId: string;
+        messages: StreamEntry[];
+      });
     } catch (error) {
       // The stream or its group vanished (Redis restarted empty): create them again on the next pass.
       if (error instanceof Error && error.message.startsWith('NOGROUP')) this.groupsReady.delete(stream);
       throw error;
     }
     await redis.set(positionKey, next);
-    let fresh: RawEntry[] = [];
+    let fresh: StreamEntry[] = [];
     if (claimed.length < limit) {
-      const read = (await redis.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', limit - claimed.length, 'STREAMS', key, '>')) as
-        | [string, RawEntry[]][]
-        | null;
-      fresh = read?.[0]?.[1] ?? [];
+      const read = await redis.xReadGroup(GROUP, this.consumer, { key, id: '>' }, { COUNT: limit - claimed.length });
+      fresh = (read as { messages: StreamEntry[] }[] | null)?.[0]?.messages ?? [];
     }
     const { valid, parked } = await this.parse(projector, redis, key, [...claimed, ...fresh]);
     return { projector, redis, key, reclaimed: claimed.length, fresh: fresh.length, parked, valid };
@@ -295,23 +296,30 @@ export class StreamsService implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
     await this.running;
-    this.connection?.disconnect();
+    this.connection?.destroy();
   }
 
   /**
-   * A connection of its own, so large stream replies never delay the hot path's commands; its
-   * first commands wait for the connection (a background job, unlike an operator request).
+   * A connection of its own, so large stream replies never delay the hot path's commands. Unlike
+   * an operator request, a pass may wait for the connection: its commands queue while it is down,
+   * for at most REDIS_TIMEOUT_MS each (node-redis's `timeout` counts until a command is written),
+   * so a pass during an outage fails and the next one retries.
    */
-  private streamConnection(): Redis | null {
+  private streamConnection(): RedisClientType | null {
     if (!this.redis) return null;
-    this.connection ??= this.redis.duplicate({ enableOfflineQueue: true });
+    if (!this.connection) {
+      this.connection = this.redis.duplicate({ disableOfflineQueue: false, commandOptions: { timeout: REDIS_TIMEOUT_MS } });
+      // The main client logs the outage; a pass that fails logs `stream pass failed`.
+      this.connection.on('error', () => undefined);
+      this.connection.connect().catch(() => undefined);
+    }
     return this.connection;
   }
 
-  private async ensureGroup(redis: Redis, stream: StreamName): Promise<void> {
+  private async ensureGroup(redis: RedisClientType, stream: StreamName): Promise<void> {
     if (this.groupsReady.has(stream)) return;
     try {
-      await redis.xgroup('CREATE', this.streamKey(stream), GROUP, '0', 'MKSTREAM');
+      await redis.xGroupCreate(this.streamKey(stream), GROUP, '0', { MKSTREAM: true });
     } catch (error) {
       if (!(error instanceof Error && error.message.startsWith('BUSYGROUP'))) throw error;
     }
@@ -326,13 +334,12 @@ export class StreamsService implements OnApplicationShutdown {
   }
 
   /** Parses a batch; parks (and acknowledges) the malformed entries and those of unknown workspaces. */
-  private async parse(projector: StreamProjector<unknown>, redis: Redis, key: string, raw: RawEntry[]): Promise<{ valid: ParsedEntry<unknown>[]; parked: number }> {
+  private async parse(projector: StreamProjector<unknown>, redis: RedisClientType, key: string, raw: StreamEntry[]): Promise<{ valid: ParsedEntry<unknown>[]; parked: number }> {
     const parsed: ParsedEntry<unknown>[] = [];
     const parked: (ParkedEntry & { data: string | null })[] = [];
     const oldest = monthStart(new Date(), -this.config.readModelRetentionMonths).getTime();
-    for (const [id, fields] of raw) {
-      const index = fields ? fields.findIndex((f, i) => i % 2 === 0 && f === 'data') : -1;
-      const data = index >= 0 ? fields![index + 1] : null;
+    for (const { id, message } of raw) {
+      const data = message.data ?? null;
       let reader: EntryReader | null = null;
       try {
         reader = EntryReader.parse(data);
@@ -363,7 +370,7 @@ export class StreamsService implements OnApplicationShutdown {
         );
         await projector.parked?.(manager, parked);
       });
-      await redis.xack(key, GROUP, ...parked.map((p) => p.id));
+      await redis.xAck(key, GROUP, parked.map((p) => p.id));
       for (const p of parked) this.logger.warn({ msg: 'stream entry parked', stream: projector.stream, entry_id: p.id, reason: p.reason });
       this.metrics.streamParked.inc({ stream: projector.stream }, parked.length);
     }
@@ -390,7 +397,7 @@ export class StreamsService implements OnApplicationShutdown {
     const outcomes = await Promise.all(shardWorkspaces(groups, options.shards ?? PROJECT_SHARDS).map((shard) => this.projectShard(projector, shard)));
     const committed = outcomes.flatMap((o) => o.committed);
     const failed = outcomes.reduce((n, o) => n + o.failed, 0);
-    if (committed.length > 0) await redis.xack(key, GROUP, ...committed);
+    if (committed.length > 0) await redis.xAck(key, GROUP, committed);
     return { reclaimed: batch.reclaimed, fresh: batch.fresh, projected: committed.length, parked: batch.parked, failed };
   }
 

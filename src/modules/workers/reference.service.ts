@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
+import type { RedisClientType } from 'redis';
 import { DataSource } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
 import { formatTimeRequired } from 'src/common/time/time';
-import { REDIS } from 'src/database/redis.module';
+import { REDIS, withDeadline } from 'src/database/redis.module';
 import { ACTIVE_RUN_STATES, classAvailability, EntitlementsService } from 'src/modules/workers/entitlements.service';
 import { OrchestratorClient } from 'src/modules/workers/orchestrator.client';
 import { PresetsService } from 'src/modules/workers/presets.service';
@@ -30,7 +30,7 @@ export class ReferenceService {
     private readonly entitlements: EntitlementsService,
     private readonly presets: PresetsService,
     private readonly orchestrator: OrchestratorClient,
-    @Inject(REDIS) private readonly redis: Redis | null,
+    @Inject(REDIS) private readonly redis: RedisClientType | null,
   ) {}
 
   templates(category?: string) {
@@ -75,7 +75,7 @@ export class ReferenceService {
   async doctor(ws: WorkspaceContext) {
     const [database, redis, orchestrator, settings] = await Promise.all([
       this.dataSource.query(`SELECT 1`).then(() => 'ok', () => 'unreachable'),
-      this.redis ? this.redis.ping().then(() => 'ok', () => 'unreachable') : Promise.resolve('not_configured'),
+      this.redis ? withDeadline(this.redis.ping()).then(() => 'ok', () => 'unreachable') : Promise.resolve('not_configured'),
       this.orchestrator.probe(),
       this.dataSource.query(
         `SELECT w.assistant_enabled,
