@@ -1,6 +1,7 @@
 import { createClient, RedisClientType } from 'redis';
 import { createHash } from 'node:crypto';
 import { signServiceToken } from 'src/common/auth/service-token';
+import { REDIS_TIMEOUT_MS } from 'src/database/redis.module';
 import { inTransaction } from 'src/database/transaction';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
@@ -204,10 +205,32 @@ describe('a Redis outage', () => {
     // Nothing secret reached a log line (the app logs at debug here) or an audit detail.
     const logs = logged.join('');
     expect(logs).toContain('deferred');
+    // One line when the outage starts, one when it ends, however many reconnection attempts failed.
+    expect(logs.split('redis unavailable').length - 1).toBe(1);
+    expect(logs.split('redis available again').length - 1).toBe(1);
     const audits = JSON.stringify(await t.db.query(`SELECT detail FROM audit_events`));
     for (const secret of [before.plaintext, during.plaintext, sha256(before.plaintext), sha256(during.plaintext)]) {
       expect(logs).not.toContain(secret);
       expect(audits).not.toContain(secret);
     }
+  });
+
+  it('gives up on a Redis that keeps its connections but stops answering, after the command deadline', async () => {
+    proxy.hold();
+    let during: { key_id: string; plaintext: string };
+    try {
+      const started = Date.now();
+      during = (await mint('while-held')).body;
+      const took = Date.now() - started;
+      expect(took).toBeGreaterThanOrEqual(REDIS_TIMEOUT_MS);
+      expect(took).toBeLessThan(REDIS_TIMEOUT_MS + 3000);
+      expect(await pending(during.key_id)).toBe(true);
+      // The hot path's GET gives up too, and PostgreSQL answers.
+      expect((await lookup(during.plaintext)).body).toMatchObject({ key_id: during.key_id, status: 'active' });
+    } finally {
+      proxy.release();
+    }
+    await eventually(async () => expect(await pending(during.key_id)).toBe(false));
+    expect(JSON.parse((await redis.get(`${prefix()}:key:${sha256(during.plaintext)}`))!)).toMatchObject({ key_id: during.key_id, status: 'active' });
   });
 });
