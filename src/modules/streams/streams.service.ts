@@ -71,11 +71,8 @@ export const MAINTENANCE_INTERVAL_MS = 3_600_000;
 const FUTURE_SKEW_MS = 86_400_000;
 const PARKED_DATA_MAX = 65_536;
 
-/** A stream entry as node-redis reads it: its fields as an object. */
-interface StreamEntry {
-  id: string;
-  message: Record<string, string>;
-}
+/** A stream entry as Redis sends it: its id and its fields as a flat [name, value, ...] list. */
+type RawEntry = [id: string, fields: string[] | null];
 
 /** A batch read and parsed, its malformed entries already parked, waiting to be projected. */
 interface AdmittedBatch {
@@ -220,24 +217,22 @@ export class StreamsService implements OnApplicationShutdown {
 
     const positionKey = this.claimPositionKey(stream);
     const start = (await redis.get(positionKey)) ?? '0-0';
+    // Raw replies (sendCommand): node-redis's xAutoClaim and xReadGroup copy every entry into an
+    // object, ~0.4 ms of CPU per 1,000 entries (bench/README.md), and the consumer reads one field.
     let next: string;
-    let claimed: StreamEntry[];
+    let claimed: RawEntry[];
     try {
-      // Deleted entries are not in `messages` (Redis 7 lists them apart and drops them from the pending list).
-      ({ nextId: next, messages: claimed } = (await redis.xAutoClaim(key, GROUP, this.consumer, options.claimIdleMs ?? CLAIM_IDLE_MS, start, { COUNT: limit })) as {
-        nextId: string;
-        messages: StreamEntry[];
-      });
+      [next, claimed] = await redis.sendCommand<[string, RawEntry[]]>(['XAUTOCLAIM', key, GROUP, this.consumer, String(options.claimIdleMs ?? CLAIM_IDLE_MS), start, 'COUNT', String(limit)]);
     } catch (error) {
       // The stream or its group vanished (Redis restarted empty): create them again on the next pass.
       if (error instanceof Error && error.message.startsWith('NOGROUP')) this.groupsReady.delete(stream);
       throw error;
     }
     await redis.set(positionKey, next);
-    let fresh: StreamEntry[] = [];
+    let fresh: RawEntry[] = [];
     if (claimed.length < limit) {
-      const read = await redis.xReadGroup(GROUP, this.consumer, { key, id: '>' }, { COUNT: limit - claimed.length });
-      fresh = (read as { messages: StreamEntry[] }[] | null)?.[0]?.messages ?? [];
+      const read = await redis.sendCommand<[string, RawEntry[]][] | null>(['XREADGROUP', 'GROUP', GROUP, this.consumer, 'COUNT', String(limit - claimed.length), 'STREAMS', key, '>']);
+      fresh = read?.[0]?.[1] ?? [];
     }
     const { valid, parked } = await this.parse(projector, redis, key, [...claimed, ...fresh]);
     return { projector, redis, key, reclaimed: claimed.length, fresh: fresh.length, parked, valid };
@@ -334,12 +329,13 @@ export class StreamsService implements OnApplicationShutdown {
   }
 
   /** Parses a batch; parks (and acknowledges) the malformed entries and those of unknown workspaces. */
-  private async parse(projector: StreamProjector<unknown>, redis: RedisClientType, key: string, raw: StreamEntry[]): Promise<{ valid: ParsedEntry<unknown>[]; parked: number }> {
+  private async parse(projector: StreamProjector<unknown>, redis: RedisClientType, key: string, raw: RawEntry[]): Promise<{ valid: ParsedEntry<unknown>[]; parked: number }> {
     const parsed: ParsedEntry<unknown>[] = [];
     const parked: (ParkedEntry & { data: string | null })[] = [];
     const oldest = monthStart(new Date(), -this.config.readModelRetentionMonths).getTime();
-    for (const { id, message } of raw) {
-      const data = message.data ?? null;
+    for (const [id, fields] of raw) {
+      const index = fields ? fields.findIndex((f, i) => i % 2 === 0 && f === 'data') : -1;
+      const data = index >= 0 ? fields![index + 1] : null;
       let reader: EntryReader | null = null;
       try {
         reader = EntryReader.parse(data);
