@@ -14,11 +14,11 @@
  * of `npm test` (DATABASE_URL, REDIS_URL). A fresh database is created and dropped (a copy of the
  * kept BENCH_SEEDED database when that is set).
  */
-import Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
+import { createClient, RedisClientType } from 'redis';
 import { DataSource } from 'typeorm';
 import { loadConfig } from 'src/config/config';
 import { dataSourceOptions } from 'src/database/data-source';
@@ -57,7 +57,7 @@ const report = (name: string, value: number, unit: string, baseline: number, not
   console.log(`${name.padEnd(34)} ${value.toFixed(1).padStart(10)} ${unit.padEnd(7)} baseline ${baseline.toFixed(1).padStart(10)} ${unit.padEnd(7)} ratio ${(value / baseline).toFixed(2)}  (${note})`);
 
 /** Milliseconds of CPU the Redis server has used so far (INFO cpu). */
-async function redisCpu(redis: Redis): Promise<number> {
+async function redisCpu(redis: RedisClientType): Promise<number> {
   const info = await redis.info('cpu');
   const seconds = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
   return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1000;
@@ -140,7 +140,7 @@ async function seed(ds: DataSource, now: Date): Promise<void> {
   await ds.query(`VACUUM ANALYZE`);
 }
 
-async function ingest(ds: DataSource, redis: Redis, streams: StreamsService, prefix: string, now: Date) {
+async function ingest(ds: DataSource, redis: RedisClientType, streams: StreamsService, prefix: string, now: Date) {
   const at = (i: number) => new Date(now.getTime() - (i % 1000) * 1000).toISOString();
   const receipts = Array.from({ length: INGEST }, (_, i) =>
     JSON.stringify({
@@ -255,7 +255,8 @@ async function main(): Promise<void> {
   const url = name.url;
   const prefix = `bench${randomBytes(3).toString('hex')}`;
   const config = loadConfig({ DATABASE_URL: url, REDIS_URL, REDIS_PREFIX: prefix, LOG_LEVEL: 'error' });
-  const redis = new Redis(REDIS_URL);
+  const redis: RedisClientType = createClient({ url: REDIS_URL });
+  await redis.connect();
   let ds: DataSource | null = null;
   try {
     await runMigrations(url);
@@ -308,8 +309,8 @@ async function main(): Promise<void> {
   } finally {
     await ds?.destroy();
     const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
+    if (keys.length > 0) await redis.del(keys);
+    redis.destroy();
     await name.drop();
   }
 }

@@ -7,7 +7,7 @@
  * the machine skews one round, not the result.
  */
 import autocannon from 'autocannon';
-import Redis from 'ioredis';
+import { createClient } from 'redis';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
   };
   const children: ChildProcess[] = [];
-  const redis = new Redis(REDIS_URL);
+  const redis = await createClient({ url: REDIS_URL }).connect();
   try {
     const app = start('src/main.ts', env);
     children.push(app);
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < LISTED_KEYS; i++) {
       await call(`${appUrl}/api/v1/workspaces/${listWs}/keys`, { method: 'POST', headers: auth, body: JSON.stringify({ agent_id: `listed-${i}` }), expect: 201 });
     }
-    const held = await redis.exists(...hashes.map((h) => `${prefix}:key:${h}`));
+    const held = await redis.exists(hashes.map((h) => `${prefix}:key:${h}`));
     if (held !== hashes.length) throw new Error(`hot path holds ${held} of ${hashes.length} keys`);
 
     const phases: [string, ChildProcess, string, string[], () => Promise<Record<string, string>>][] = [
@@ -178,11 +178,11 @@ async function main(): Promise<void> {
     );
     let cursor = '0';
     do {
-      const [next, names] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (names.length > 0) await redis.del(...names);
+      const { cursor: next, keys: names } = await redis.scan(cursor, { MATCH: `${prefix}:*`, COUNT: 1000 });
+      if (names.length > 0) await redis.del(names);
       cursor = next;
     } while (cursor !== '0');
-    redis.disconnect();
+    redis.destroy();
     await database.drop();
   }
 }

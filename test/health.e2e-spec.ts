@@ -85,7 +85,7 @@ describe('liveness and readiness with Redis', () => {
     await gw.pass('usage'); // creates the consumer group
     await gw.add('usage', usageEvent(owner.workspaceId), usageEvent(owner.workspaceId));
     // A consumer that read both entries and crashed before acknowledging them.
-    await gw.redis.xreadgroup('GROUP', 'control', 'crashed', 'COUNT', 10, 'STREAMS', gw.key('usage'), '>');
+    await gw.redis.xReadGroup('control', 'crashed', { key: gw.key('usage'), id: '>' }, { COUNT: 10 });
     expect(await gw.pending('usage')).toBe(2);
 
     const res = await t.http().get('/readyz').expect(503);

@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import { createClient, RedisClientType } from 'redis';
 import { SignJWT } from 'jose';
 import { createHash, randomUUID } from 'node:crypto';
 import { signServiceToken } from 'src/common/auth/service-token';
@@ -39,21 +39,22 @@ function token(spec: TokenSpec = {}): Promise<string> {
 
 describe('gateway-facing routes', () => {
   let t: TestApp;
-  let redis: Redis;
+  let redis: RedisClientType;
   let owner: Operator;
   let plaintext: string;
   let keyId: string;
 
   beforeAll(async () => {
     t = await startTestApp();
-    redis = new Redis(REDIS_URL);
+    redis = createClient({ url: REDIS_URL });
+    await redis.connect();
     owner = await t.signIn();
     const res = await t.http().post(`/api/v1/workspaces/${owner.workspaceId}/keys`).set(bearer(owner)).send({ agent_id: 'gw-agent', rpm: 10 }).expect(201);
     plaintext = res.body.plaintext;
     keyId = res.body.key_id;
   });
   afterAll(async () => {
-    redis.disconnect();
+    redis.destroy();
     await t.close();
   });
 

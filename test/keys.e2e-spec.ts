@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import { createClient, RedisClientType } from 'redis';
 import { createHash } from 'node:crypto';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
@@ -9,19 +9,20 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('virtual keys', () => {
   let t: TestApp;
-  let redis: Redis;
+  let redis: RedisClientType;
   let owner: Operator;
   let prodWs: string;
 
   beforeAll(async () => {
     t = await startTestApp();
-    redis = new Redis(REDIS_URL);
+    redis = createClient({ url: REDIS_URL });
+    await redis.connect();
     owner = await t.signIn();
     const res = await t.http().post('/api/v1/workspaces').set(bearer(owner)).send({ org_id: owner.orgId, slug: 'production', env: 'prod' }).expect(201);
     prodWs = res.body.id;
   });
   afterAll(async () => {
-    redis.disconnect();
+    redis.destroy();
     await t.close();
   });
 
@@ -184,14 +185,14 @@ describe('virtual keys', () => {
         revoked_at: null,
       });
       expect((await internalKey(sha256(res.body.plaintext))).body).toEqual(context);
-      expect(await redis.pttl(hotKey(res.body.plaintext))).toBe(-1);
+      expect(await redis.pTTL(hotKey(res.body.plaintext))).toBe(-1);
       const [row] = await t.db.query(`SELECT hot_path_pending FROM virtual_keys WHERE id = $1`, [res.body.key_id]);
       expect(row.hot_path_pending).toBe(false);
     });
 
     it('lets the hot-path entry of an expiring key expire with it', async () => {
       const res = await mint(owner, { agent_id: 'exp', expires_at: new Date(Date.now() + 3600_000).toISOString() }).expect(201);
-      const ttl = await redis.pttl(hotKey(res.body.plaintext));
+      const ttl = await redis.pTTL(hotKey(res.body.plaintext));
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(3600_000);
     });

@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import { createClient, RedisClientType } from 'redis';
 import { decodeJwt } from 'jose';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
@@ -13,17 +13,18 @@ const KEY = 'pk-model-secret-0123456789WXYZ';
 describe('model providers', () => {
   let t: TestApp;
   let gw: GatewayEmulator;
-  let redis: Redis;
+  let redis: RedisClientType;
   let owner: Operator;
 
   beforeAll(async () => {
     gw = await GatewayEmulator.start();
     t = await startTestApp({ GATEWAY_URL: gw.url });
-    redis = new Redis(REDIS_URL);
+    redis = createClient({ url: REDIS_URL });
+    await redis.connect();
     owner = await t.signIn();
   });
   afterAll(async () => {
-    redis.disconnect();
+    redis.destroy();
     await t.close();
     await gw.stop();
   });

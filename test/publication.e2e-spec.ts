@@ -1,6 +1,7 @@
-import Redis from 'ioredis';
+import { createClient, RedisClientType } from 'redis';
 import { createHash } from 'node:crypto';
 import { signServiceToken } from 'src/common/auth/service-token';
+import { REDIS_TIMEOUT_MS } from 'src/database/redis.module';
 import { inTransaction } from 'src/database/transaction';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
@@ -15,25 +16,26 @@ async function versions(t: TestApp, ws: string): Promise<{ snapshot_version: num
   return row;
 }
 
-async function heldVersion(redis: Redis, t: TestApp, ws: string): Promise<number | null> {
+async function heldVersion(redis: RedisClientType, t: TestApp, ws: string): Promise<number | null> {
   const text = await redis.get(`${t.config.redisPrefix}:snapshot:${ws}`);
   return text === null ? null : (JSON.parse(text) as { version: number }).version;
 }
 
 describe('snapshot publication', () => {
   let t: TestApp;
-  let redis: Redis;
+  let redis: RedisClientType;
   let publications: PublicationService;
   let owner: Operator;
 
   beforeAll(async () => {
     t = await startTestApp();
-    redis = new Redis(REDIS_URL);
+    redis = createClient({ url: REDIS_URL });
+    await redis.connect();
     publications = t.app.get(PublicationService);
     owner = await t.signIn();
   });
   afterAll(async () => {
-    redis.disconnect();
+    redis.destroy();
     await t.close();
   });
 
@@ -46,17 +48,18 @@ describe('snapshot publication', () => {
   });
 
   it('publishes the first snapshot of a created workspace and announces it', async () => {
-    const subscriber = new Redis(REDIS_URL);
+    // A subscribed connection runs only (un)subscribe commands: one of its own.
+    const subscriber = redis.duplicate();
+    await subscriber.connect();
     const messages: string[] = [];
-    subscriber.on('message', (_channel, message) => messages.push(message));
-    await subscriber.subscribe(`${t.config.redisPrefix}:snapshots`);
+    await subscriber.subscribe(`${t.config.redisPrefix}:snapshots`, (message) => messages.push(message));
     try {
       const ws = await createWorkspace('announced');
       expect(await versions(t, ws)).toEqual({ snapshot_version: 1, published_version: 1 });
       expect(await heldVersion(redis, t, ws)).toBe(1);
       await eventually(async () => expect(messages).toContain(`${ws}:1`));
     } finally {
-      subscriber.disconnect();
+      subscriber.destroy();
     }
   });
 
@@ -132,7 +135,7 @@ describe('a Redis outage', () => {
   // for the app (connections cut, new ones refused); starting it again brings Redis back.
   let proxy: TcpProxy;
   let t: TestApp;
-  let redis: Redis;
+  let redis: RedisClientType;
   let owner: Operator;
   const logged: string[] = [];
   let write: jest.SpyInstance;
@@ -144,11 +147,12 @@ describe('a Redis outage', () => {
     });
     proxy = await TcpProxy.start(REDIS_URL);
     t = await startTestApp({ REDIS_URL: proxy.url, LOG_LEVEL: 'debug' }, { jobs: true });
-    redis = new Redis(REDIS_URL);
+    redis = createClient({ url: REDIS_URL });
+    await redis.connect();
     owner = await t.signIn();
   });
   afterAll(async () => {
-    redis.disconnect();
+    redis.destroy();
     await t.close();
     await proxy.stop();
     write.mockRestore();
@@ -201,10 +205,32 @@ describe('a Redis outage', () => {
     // Nothing secret reached a log line (the app logs at debug here) or an audit detail.
     const logs = logged.join('');
     expect(logs).toContain('deferred');
+    // One line when the outage starts, one when it ends, however many reconnection attempts failed.
+    expect(logs.split('redis unavailable').length - 1).toBe(1);
+    expect(logs.split('redis available again').length - 1).toBe(1);
     const audits = JSON.stringify(await t.db.query(`SELECT detail FROM audit_events`));
     for (const secret of [before.plaintext, during.plaintext, sha256(before.plaintext), sha256(during.plaintext)]) {
       expect(logs).not.toContain(secret);
       expect(audits).not.toContain(secret);
     }
+  });
+
+  it('gives up on a Redis that keeps its connections but stops answering, after the command deadline', async () => {
+    proxy.hold();
+    let during: { key_id: string; plaintext: string };
+    try {
+      const started = Date.now();
+      during = (await mint('while-held')).body;
+      const took = Date.now() - started;
+      expect(took).toBeGreaterThanOrEqual(REDIS_TIMEOUT_MS);
+      expect(took).toBeLessThan(REDIS_TIMEOUT_MS + 3000);
+      expect(await pending(during.key_id)).toBe(true);
+      // The hot path's GET gives up too, and PostgreSQL answers.
+      expect((await lookup(during.plaintext)).body).toMatchObject({ key_id: during.key_id, status: 'active' });
+    } finally {
+      proxy.release();
+    }
+    await eventually(async () => expect(await pending(during.key_id)).toBe(false));
+    expect(JSON.parse((await redis.get(`${prefix()}:key:${sha256(during.plaintext)}`))!)).toMatchObject({ key_id: during.key_id, status: 'active' });
   });
 });

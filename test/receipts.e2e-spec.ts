@@ -149,7 +149,7 @@ describe('receipts read model', () => {
         receiptRevision('ws_nonexistent'),
         good,
       );
-      await gw.redis.xadd(gw.key('receipts'), '*', 'payload', '{}');
+      await gw.redis.xAdd(gw.key('receipts'), '*', { payload: '{}' });
       const result = await gw.pass('receipts');
       expect(result).toMatchObject({ fresh: 9, projected: 1, parked: 8, failed: 0 });
       expect(await gw.pending('receipts')).toBe(0);
@@ -223,7 +223,7 @@ describe('receipts read model', () => {
       const revs = [0, 1, 2].map((m) => receiptRevision(ws.workspaceId, { occurred_at: at(20 + m) }));
       await gw.add('receipts', ...revs);
       // A consumer that read the entries and died before acknowledging them.
-      await gw.redis.xreadgroup('GROUP', 'control', 'crashed', 'COUNT', 10, 'STREAMS', gw.key('receipts'), '>');
+      await gw.redis.xReadGroup('control', 'crashed', { key: gw.key('receipts'), id: '>' }, { COUNT: 10 });
       expect(await gw.pending('receipts')).toBe(3);
 
       expect(await gw.pass('receipts')).toMatchObject({ reclaimed: 0, fresh: 0 });

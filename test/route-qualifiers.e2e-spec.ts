@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import { createClient, RedisClientType } from 'redis';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
@@ -6,16 +6,17 @@ import { REDIS_URL } from 'test/support/database';
 
 describe('route qualifiers', () => {
   let t: TestApp;
-  let redis: Redis;
+  let redis: RedisClientType;
   let owner: Operator;
 
   beforeAll(async () => {
     t = await startTestApp();
-    redis = new Redis(REDIS_URL);
+    redis = createClient({ url: REDIS_URL });
+    await redis.connect();
     owner = await t.signIn();
   });
   afterAll(async () => {
-    redis.disconnect();
+    redis.destroy();
     await t.close();
   });
 

@@ -196,7 +196,7 @@ describe('usage read model', () => {
       const ws = await t.signIn();
       const batch = [0, 1, 2, 3].map((m) => usageEvent(ws.workspaceId, { occurred_at: at(m), usd_micros: 10 }));
       await gw.add('usage', ...batch, ...batch);
-      await gw.redis.xreadgroup('GROUP', 'control', 'crashed', 'COUNT', 100, 'STREAMS', gw.key('usage'), '>');
+      await gw.redis.xReadGroup('control', 'crashed', { key: gw.key('usage'), id: '>' }, { COUNT: 100 });
       await Promise.all([gw.pass('usage', { claimIdleMs: 0 }), gw.pass('usage', { claimIdleMs: 0 })]);
       await gw.pass('usage', { claimIdleMs: 0 });
       expect(await gw.pending('usage')).toBe(0);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
+import { withDeadline } from 'src/common/time/deadline';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { REDIS } from 'src/database/redis.module';
 import { StreamsService } from 'src/modules/streams/streams.service';
@@ -14,19 +15,6 @@ const UNREACHABLE = 'unreachable';
 /** Only `ping()` is used, which every Redis client has. */
 interface Pingable {
   ping(): Promise<unknown>;
-}
-
-/** `work`, or a rejection once `CHECK_TIMEOUT_MS` has passed, so a hung connection cannot hang /readyz. */
-async function within<T>(work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('readiness check timed out')), CHECK_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -52,7 +40,7 @@ export class ReadinessService {
   private async database() {
     const check = this.indicators.check('database');
     try {
-      await within(this.dataSource.query('SELECT 1'));
+      await withDeadline(this.dataSource.query('SELECT 1'), CHECK_TIMEOUT_MS, 'readiness check');
       return check.up();
     } catch {
       return check.down({ message: UNREACHABLE });
@@ -63,7 +51,8 @@ export class ReadinessService {
     const check = this.indicators.check('migrations');
     try {
       // True when a migration of the code has no row in the migrations table.
-      return (await within(this.dataSource.showMigrations())) ? check.down({ message: 'migrations pending' }) : check.up();
+      const pending = await withDeadline(this.dataSource.showMigrations(), CHECK_TIMEOUT_MS, 'readiness check');
+      return pending ? check.down({ message: 'migrations pending' }) : check.up();
     } catch {
       return check.down({ message: UNREACHABLE });
     }
@@ -72,7 +61,7 @@ export class ReadinessService {
   private async redisPing() {
     const check = this.indicators.check('redis');
     try {
-      await within(this.redis!.ping());
+      await withDeadline(this.redis!.ping(), CHECK_TIMEOUT_MS, 'readiness check');
       return check.up();
     } catch {
       return check.down({ message: UNREACHABLE });
@@ -83,7 +72,7 @@ export class ReadinessService {
     const check = this.indicators.check('streams');
     let pending: Partial<Record<string, number>>;
     try {
-      pending = await within(this.streams.pendingBacklog());
+      pending = await withDeadline(this.streams.pendingBacklog(), CHECK_TIMEOUT_MS, 'readiness check');
     } catch {
       return check.down({ message: UNREACHABLE });
     }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Redis from 'ioredis';
+import type { RedisClientType } from 'redis';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { REDIS } from 'src/database/redis.module';
+import { REDIS, redisDeadline } from 'src/database/redis.module';
 
 /**
  * Writes the snapshot (ARGV[1], version ARGV[2]) unless the stored one already has this or a newer
@@ -29,15 +29,16 @@ interface MemoryEntry {
 
 /**
  * The gateway's hot path (CONTRACT.md 4.4): key contexts and published snapshots. Redis when
- * configured, else an in-process map. Every call may throw while Redis is down; callers that run
- * after commit treat that as "not published yet", never as a failed request.
+ * configured, else an in-process map. Every call may throw while Redis is down or slow (no answer
+ * within REDIS_TIMEOUT_MS); callers that run after commit treat that as "not published yet",
+ * never as a failed request.
  */
 @Injectable()
 export class HotPath {
   private readonly memory = new Map<string, MemoryEntry>();
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis | null,
+    @Inject(REDIS) private readonly redis: RedisClientType | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -54,7 +55,7 @@ export class HotPath {
   }
 
   async get(name: string): Promise<string | null> {
-    if (this.redis) return this.redis.get(name);
+    if (this.redis) return redisDeadline(this.redis.get(name));
     const entry = this.memory.get(name);
     if (!entry) return null;
     if (entry.expiresAt !== null && entry.expiresAt <= Date.now()) {
@@ -70,8 +71,7 @@ export class HotPath {
       this.memory.set(name, { value, expiresAt: expiresAt?.getTime() ?? null });
       return;
     }
-    if (expiresAt) await this.redis.set(name, value, 'PXAT', expiresAt.getTime());
-    else await this.redis.set(name, value);
+    await redisDeadline(this.redis.set(name, value, expiresAt ? { expiration: { type: 'PXAT', value: expiresAt.getTime() } } : undefined));
   }
 
   async delete(name: string): Promise<void> {
@@ -79,7 +79,7 @@ export class HotPath {
       this.memory.delete(name);
       return;
     }
-    await this.redis.del(name);
+    await redisDeadline(this.redis.del(name));
   }
 
   /** Stores the snapshot unless the hot path already holds this version or a newer one, and announces it. */
@@ -90,6 +90,6 @@ export class HotPath {
       if (!current || (JSON.parse(current.value) as { version: number }).version < version) this.memory.set(name, { value: json, expiresAt: null });
       return;
     }
-    await this.redis.eval(WRITE_SNAPSHOT, 1, name, json, String(version), this.snapshotChannel(), `${workspaceId}:${version}`);
+    await redisDeadline(this.redis.eval(WRITE_SNAPSHOT, { keys: [name], arguments: [json, String(version), this.snapshotChannel(), `${workspaceId}:${version}`] }));
   }
 }
