@@ -6,6 +6,7 @@ describe('configuration', () => {
     expect(config).toMatchObject({
       port: 3000,
       host: '0.0.0.0',
+      httpPlatform: 'express',
       databaseUrl: undefined,
       pgliteDir: '.data/pglite',
       redisUrl: undefined,
@@ -39,6 +40,7 @@ describe('configuration', () => {
     ['POLICY_COMPILER_CONCURRENCY', '-1'],
     ['LOG_LEVEL', 'loud'],
     ['DEV_IDENTITY', 'yes'],
+    ['HTTP_PLATFORM', 'koa'],
   ])('stops with one line naming %s for a bad value', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     try {
@@ -47,6 +49,12 @@ describe('configuration', () => {
       expect((error as Error).message).toMatch(new RegExp(`^invalid configuration: ${name}: [^\\n]+$`));
       expect((error as Error).message).not.toContain(value === 'short' ? value : '\u0000');
     }
+  });
+
+  it('selects the HTTP platform, naming the choices when the value is neither', () => {
+    expect(loadConfig({ HTTP_PLATFORM: 'fastify' }).httpPlatform).toBe('fastify');
+    expect(loadConfig({ HTTP_PLATFORM: 'express' }).httpPlatform).toBe('express');
+    expect(() => loadConfig({ HTTP_PLATFORM: 'Express' })).toThrow(new ConfigError('invalid configuration: HTTP_PLATFORM: must be one of express, fastify'));
   });
 
   it('refuses a previous service secret without a current one', () => {
