@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import createExpress from 'express';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { ExpressAdapter } from '@nestjs/platform-express';
+import { LeanExpressAdapter } from 'src/common/http/express-adapter';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { AppModule } from 'src/app.module';
 import { BODY_LIMIT, isMalformedPath, MAX_PARAM_LENGTH, parseFlat, refuseUnroutable } from 'src/common/http/body';
@@ -52,7 +53,7 @@ export function httpAdapter(platform: AppConfig['httpPlatform']): ExpressAdapter
   // No conditional GET (`If-None-Match: *` would turn any answer into a 304): Fastify has none either.
   Object.defineProperty(express.request, 'fresh', { get: () => false });
   express.use((req: IncomingMessage, res: ServerResponse, next: () => void) => (isMalformedPath(req.url!) ? refuseUnroutable(req, res, 400) : next()));
-  return new ExpressAdapter(express);
+  return new LeanExpressAdapter(express);
 }
 
 /** Migrates and builds the application (not yet listening). Used by main and by the e2e suites. */
