@@ -85,8 +85,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
   recordResponses(app.getHttpServer(), recorder);
   await app.init();
   // Fastify routes only after `ready()`, which `listen()` would have called (Express has no such step).
-  const instance = app.getHttpAdapter().getInstance() as { ready?: () => Promise<unknown> };
-  if (config.httpPlatform === 'fastify') await instance.ready!();
+  if (config.httpPlatform === 'fastify') await (app.getHttpAdapter().getInstance() as { ready(): Promise<unknown> }).ready();
   const http = () => request.agent(app.getHttpServer());
 
   const signIn = async (sub = `user-${randomBytes(4).toString('hex')}`): Promise<Operator> => {
