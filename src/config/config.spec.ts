@@ -6,6 +6,7 @@ describe('configuration', () => {
     expect(config).toMatchObject({
       port: 3000,
       host: '0.0.0.0',
+      httpPlatform: 'express',
       databaseUrl: undefined,
       pgliteDir: '.data/pglite',
       redisUrl: undefined,
@@ -42,6 +43,7 @@ describe('configuration', () => {
     ['DEV_IDENTITY', 'yes'],
     ['READY_STREAM_BACKLOG_MAX', '0'],
     ['READY_STREAM_BACKLOG_MAX', 'many'],
+    ['HTTP_PLATFORM', 'koa'],
   ])('stops with one line naming %s for a bad value', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     try {
@@ -54,6 +56,12 @@ describe('configuration', () => {
 
   it('reads the readiness bound on the stream backlog', () => {
     expect(loadConfig({ READY_STREAM_BACKLOG_MAX: '250' }).readyStreamBacklogMax).toBe(250);
+  });
+
+  it('selects the HTTP platform, naming the choices when the value is neither', () => {
+    expect(loadConfig({ HTTP_PLATFORM: 'fastify' }).httpPlatform).toBe('fastify');
+    expect(loadConfig({ HTTP_PLATFORM: 'express' }).httpPlatform).toBe('express');
+    expect(() => loadConfig({ HTTP_PLATFORM: 'Express' })).toThrow(new ConfigError('invalid configuration: HTTP_PLATFORM: must be one of express, fastify'));
   });
 
   it('refuses a previous service secret without a current one', () => {

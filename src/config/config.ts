@@ -5,10 +5,15 @@ import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength,
 const urlOptions = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
 
+/** The HTTP adapters `createApp` can build on: Express by default, Fastify for throughput (bench/README.md). */
+export const HTTP_PLATFORMS = ['express', 'fastify'] as const;
+export type HttpPlatform = (typeof HTTP_PLATFORMS)[number];
+
 /** Every variable of CONTRACT.md section 1; validated once at boot. */
 class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(65535) PORT?: number;
   @IsOptional() @IsString() HOST?: string;
+  @IsOptional() @IsIn(HTTP_PLATFORMS, { message: `must be one of ${HTTP_PLATFORMS.join(', ')}` }) HTTP_PLATFORM?: string;
   @IsOptional() @IsString() @MinLength(1) DATABASE_URL?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) DATABASE_POOL_SIZE?: number;
   @IsOptional() @IsString() PGLITE_DIR?: string;
@@ -39,6 +44,7 @@ class EnvironmentVariables {
 export interface AppConfig {
   port: number;
   host: string;
+  httpPlatform: HttpPlatform;
   databaseUrl: string | undefined;
   databasePoolSize: number;
   pgliteDir: string;
@@ -107,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   return {
     port,
     host: vars.HOST ?? '0.0.0.0',
+    httpPlatform: (vars.HTTP_PLATFORM as HttpPlatform | undefined) ?? 'express',
     databaseUrl: vars.DATABASE_URL,
     databasePoolSize: vars.DATABASE_POOL_SIZE ?? 10,
     pgliteDir: vars.PGLITE_DIR ?? '.data/pglite',

@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { FastifyInstance } from 'fastify';
+import { IncomingMessage, Server, ServerResponse } from 'node:http';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { Role } from 'src/common/access/actions';
@@ -32,6 +32,34 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * Feeds every response to the recorder from the node server itself, below either adapter: the
+ * body as written, and the route template the access guard records on the request
+ * (src/common/http/route-template.ts; none for an unknown route or a request refused before the guard).
+ */
+function recordResponses(server: Server, recorder: ResponseRecorder): void {
+  server.prependListener('request', (req: IncomingMessage & { routeTemplate?: string }, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    const keep = (chunk: unknown, encoding: unknown) => {
+      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') {
+        chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+      }
+    };
+    const { write, end } = res;
+    res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+      keep(chunk, rest[0]);
+      return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as ServerResponse['write'];
+    res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+      keep(chunk, rest[0]);
+      return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+    } as ServerResponse['end'];
+    res.once('finish', () => {
+      recorder.record(req.method!, req.routeTemplate, res.statusCode, res.getHeader('content-type') as string | undefined, Buffer.concat(chunks).toString('utf8'));
+    });
+  });
+}
+
 export const SERVICE_SECRET = 'test-service-secret-0123456789abcdef';
 
 /**
@@ -49,18 +77,15 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
     SERVICE_JWT_SECRET: SERVICE_SECRET,
     LOG_LEVEL: 'error',
     DATABASE_POOL_SIZE: '5',
+    HTTP_PLATFORM: process.env.HTTP_PLATFORM,
     ...env,
   });
   const app = await createApp(config, { url: database.url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: options.jobs ?? false });
-  const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
   const recorder = new ResponseRecorder(loadDocument());
-  fastify.addHook('onSend', async (request, reply, payload) => {
-    recorder.record(request.method, request.routeOptions.url, reply.statusCode, reply.getHeader('content-type') as string | undefined, payload);
-    return payload;
-  });
+  recordResponses(app.getHttpServer(), recorder);
   await app.init();
-  // Fastify routes only after `ready()`, which `listen()` would have called.
-  await fastify.ready();
+  // Fastify routes only after `ready()`, which `listen()` would have called (Express has no such step).
+  if (config.httpPlatform === 'fastify') await (app.getHttpAdapter().getInstance() as { ready(): Promise<unknown> }).ready();
   const http = () => request.agent(app.getHttpServer());
 
   const signIn = async (sub = `user-${randomBytes(4).toString('hex')}`): Promise<Operator> => {

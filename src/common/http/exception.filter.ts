@@ -27,18 +27,14 @@ export class ApiExceptionFilter implements ExceptionFilter {
       return [exception.getStatus(), exception.getResponse()];
     }
     if (exception instanceof HttpException) {
-      // The framework's own: an unknown route, a body that is not JSON, an oversize body. Their
+      // The framework's own: an unknown route, and on Fastify a body that is not JSON, an oversize
+      // body or an unsupported type (Express's are ApiErrors: src/common/http/body.ts). Their
       // messages are the parser's, so answer a fixed text per status instead.
       const status = exception.getStatus();
       const cause = exception.message;
       if (status === 400) return [400, { detail: /JSON/i.test(cause) ? 'malformed JSON body' : 'malformed request' }];
       if (status === 413) return [413, { detail: 'request body too large' }];
       return [status, { detail: STATUS_CODES[status] ?? 'error' }];
-    }
-    const parserError = exception as { type?: string; status?: number };
-    if (parserError?.type === 'entity.too.large') return [413, { detail: 'request body too large' }];
-    if (parserError && typeof parserError.status === 'number' && typeof parserError.type === 'string' && parserError.status < 500) {
-      return [parserError.status, { detail: 'malformed request body' }];
     }
     // The kind, the driver's code and the frames, never the message: a database error quotes the input.
     this.logger.error({

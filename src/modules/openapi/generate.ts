@@ -6,7 +6,6 @@
  */
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { writeFileSync } from 'node:fs';
 import { loadConfig } from 'src/config/config';
 import { generateMetadata } from 'src/modules/openapi/generate-metadata';
@@ -19,7 +18,7 @@ async function main(): Promise<void> {
   const { AppModule } = await import('src/app.module');
   const { buildOpenApiDocument, loadOpenApiMetadata } = await import('src/modules/openapi/openapi');
   const config = { ...loadConfig({}), databaseUrl: 'postgres://unused/preview', databasePoolSize: 1 };
-  const app = await NestFactory.create(AppModule.register(config, { jobs: false }), new FastifyAdapter(), { preview: true, logger: false });
+  const app = await NestFactory.create(AppModule.register(config, { jobs: false }), { preview: true, logger: false });
   await loadOpenApiMetadata();
   writeFileSync(OPENAPI_FILE, `${JSON.stringify(buildOpenApiDocument(app), null, 2)}\n`);
   process.stdout.write(`wrote ${OPENAPI_FILE}\n`);
