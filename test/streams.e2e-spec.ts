@@ -184,4 +184,39 @@ describe('read-model partitions and retention', () => {
     await expectCacheTrue();
   });
 
+  describe('byte budget of a pass (STREAM_BATCH_MAX_BYTES)', () => {
+    const BUDGET = 1_048_576;
+    let small: TestApp;
+    let smallGw: GatewayStreams;
+    beforeAll(async () => {
+      small = await startTestApp({ STREAM_BATCH_MAX_BYTES: String(BUDGET) });
+      smallGw = new GatewayStreams(small);
+    });
+    afterAll(async () => {
+      smallGw.close();
+      await small.close();
+    });
+
+    it('never lets a burst of very large receipt envelopes make a pass hold more than the budget plus one entry, and loses none', async () => {
+      const op = await small.signIn();
+      const receipt = (kib: number) => receiptRevision(op.workspaceId, { occurred_at: recent(), updated_at: recent(), envelope: { blob: 'x'.repeat(kib * 1024) } });
+      // Small entries first: the next pass plans its first read for entries of their size.
+      await smallGw.add('receipts', receipt(1), receipt(1), receipt(1));
+      expect(await smallGw.pass('receipts')).toMatchObject({ fresh: 3, projected: 3 });
+      const burst = [receipt(1), ...Array.from({ length: 24 }, (_, i) => receipt(100 + 20 * (i % 10))), receipt(1500), receipt(1), receipt(300)];
+      await smallGw.add('receipts', ...burst);
+      const sizes = burst.map((r) => 'data'.length + JSON.stringify(r).length);
+      const largest = Math.max(...sizes);
+
+      const passes: { fresh: number; projected: number; bytes: number }[] = [];
+      for (let i = 0; i < 40 && passes.reduce((n, p) => n + p.projected, 0) < burst.length; i++) passes.push((await smallGw.pass('receipts'))!);
+      for (const pass of passes) expect(pass.bytes).toBeLessThan(BUDGET + largest);
+      // The budget split the burst (~6 MiB); each pass admitted what it projected, nothing twice.
+      expect(passes.length).toBeGreaterThan(3);
+      expect(passes.map((p) => p.projected)).toEqual(passes.map((p) => p.fresh));
+      expect(passes.reduce((n, p) => n + p.bytes, 0)).toBe(sizes.reduce((a, b) => a + b, 0));
+      expect(await small.db.query(`SELECT count(*)::int AS n FROM receipt_heads WHERE workspace_id = $1`, [op.workspaceId])).toEqual([{ n: burst.length + 3 }]);
+      expect(await smallGw.pending('receipts')).toBe(0);
+    });
+  });
 });

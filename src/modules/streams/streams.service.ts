@@ -6,6 +6,7 @@ import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { REDIS, REDIS_TIMEOUT_MS, redisDeadline } from 'src/database/redis.module';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
+import { RawEntry, ReadBudget } from 'src/modules/streams/read-budget';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 import { errorFields } from 'src/common/logging/error-fields';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
@@ -55,6 +56,8 @@ export interface MaintenanceResult {
 export interface PassOptions {
   /** Most entries admitted in one pass, reclaimed and fresh together. */
   batchLimit?: number;
+  /** Most bytes of entry data admitted in one pass (the entry that reaches it is the last); default STREAM_BATCH_MAX_BYTES. */
+  batchBytes?: number;
   /** How long an entry must have been pending before it is reclaimed from its consumer. */
   claimIdleMs?: number;
   /** How many transactions project a batch concurrently, each over its own set of workspaces. */
@@ -68,6 +71,8 @@ export interface PassResult {
   parked: number;
   /** Entries of workspace batches that rolled back; they stay pending and are reclaimed later. */
   failed: number;
+  /** Bytes of entry data the pass admitted (see `entrySize`). */
+  bytes: number;
 }
 
 export const GROUP = 'control';
@@ -88,9 +93,6 @@ const RETENTION_PAGE = 500;
 const FUTURE_SKEW_MS = 86_400_000;
 const PARKED_DATA_MAX = 65_536;
 
-/** A stream entry as Redis sends it: its id and its fields as a flat [name, value, ...] list. */
-type RawEntry = [id: string, fields: string[] | null];
-
 /** A batch read and parsed, its malformed entries already parked, waiting to be projected. */
 interface AdmittedBatch {
   projector: StreamProjector<unknown>;
@@ -99,6 +101,9 @@ interface AdmittedBatch {
   reclaimed: number;
   fresh: number;
   parked: number;
+  bytes: number;
+  /** Whether the pass stopped at its entry or byte limit (more may be waiting). */
+  full: boolean;
   valid: ParsedEntry<unknown>[];
 }
 
@@ -146,6 +151,13 @@ export class StreamsService implements OnApplicationShutdown {
   private readonly projectors = new Map<StreamName, StreamProjector<unknown>>();
   private readonly groupsReady = new Set<StreamName>();
   private readonly partitions = new Set<string>();
+  /** Per stream, the largest entry the previous pass read: the size its first read is planned for. */
+  private readonly largestEntry = new Map<StreamName, number>();
+  /**
+   * Per stream, the id of the last entry admitted by a pass that read entries past its byte
+   * budget: those are pending with this consumer, and the next pass reads them first.
+   */
+  private readonly readPast = new Map<StreamName, string>();
   private readonly consumer = hostname();
   private connection: RedisClientType | null = null;
   private running: Promise<void> | null = null;
@@ -234,13 +246,12 @@ export class StreamsService implements OnApplicationShutdown {
    * stays pending and is reclaimed after the idle time, as after a crash.
    */
   private async drainStream(stream: StreamName, options: PassOptions): Promise<number> {
-    const limit = options.batchLimit ?? BATCH_LIMIT;
     let projected = 0;
     let next: Promise<AdmittedBatch | null> | null = this.stopping ? null : this.admit(stream, options);
     while (next) {
       const batch = await next;
       if (!batch) break;
-      next = batch.reclaimed + batch.fresh >= limit && !this.stopping ? this.admit(stream, options) : null;
+      next = batch.full && !this.stopping ? this.admit(stream, options) : null;
       // Handled here already (a rejection while the commit runs is not unhandled); awaited below.
       next?.catch(() => undefined);
       try {
@@ -253,36 +264,59 @@ export class StreamsService implements OnApplicationShutdown {
     return projected;
   }
 
-  /** Reads one batch (reclaimed, then fresh entries), parses it and parks what is malformed. */
+  /**
+   * Reads one batch, parses it and parks what is malformed. Reads come in READ_CHUNK pieces, each
+   * sized to the bytes left, until the entry limit or the byte budget is reached: first stale
+   * entries of any consumer (XAUTOCLAIM pages from the persisted scan position), then the entries
+   * this consumer read past the budget of its previous pass, then new ones. Entries a read brought
+   * in past the budget are dropped at once: they stay pending with this consumer, new ones are
+   * read again by the next pass, reclaimed ones by the next reclaim (after the claim idle time).
+   */
   private async admit(stream: StreamName, options: PassOptions): Promise<AdmittedBatch | null> {
     const projector = this.projectors.get(stream);
     const redis = this.streamConnection();
     if (!projector || !redis) return null;
     const key = this.streamKey(stream);
-    const limit = options.batchLimit ?? BATCH_LIMIT;
     await this.ensureGroup(redis, stream);
+    const budget = new ReadBudget(options.batchLimit ?? BATCH_LIMIT, options.batchBytes ?? this.config.streamBatchMaxBytes, this.largestEntry.get(stream) ?? 0);
 
     const positionKey = this.claimPositionKey(stream);
-    const start = (await redis.get(positionKey)) ?? '0-0';
+    let position = (await redis.get(positionKey)) ?? '0-0';
+    const claimed: RawEntry[] = [];
     // Raw replies (sendCommand): node-redis's xAutoClaim and xReadGroup copy every entry into an
     // object, ~0.4 ms of CPU per 1,000 entries (bench/README.md), and the consumer reads one field.
-    let next: string;
-    let claimed: RawEntry[];
-    try {
-      [next, claimed] = await redis.sendCommand<[string, RawEntry[]]>(['XAUTOCLAIM', key, GROUP, this.consumer, String(options.claimIdleMs ?? CLAIM_IDLE_MS), start, 'COUNT', String(limit)]);
-    } catch (error) {
-      // The stream or its group vanished (Redis restarted empty): create them again on the next pass.
-      if (error instanceof Error && error.message.startsWith('NOGROUP')) this.groupsReady.delete(stream);
-      throw error;
+    for (;;) {
+      const count = budget.nextCount();
+      let page: RawEntry[];
+      try {
+        [position, page] = await redis.sendCommand<[string, RawEntry[]]>(['XAUTOCLAIM', key, GROUP, this.consumer, String(options.claimIdleMs ?? CLAIM_IDLE_MS), position, 'COUNT', String(count)]);
+      } catch (error) {
+        // The stream or its group vanished (Redis restarted empty): create them again on the next pass.
+        if (error instanceof Error && error.message.startsWith('NOGROUP')) this.groupsReady.delete(stream);
+        throw error;
+      }
+      claimed.push(...budget.take(page));
+      // A short page: the scan found no more stale entries within its reach this time.
+      if (page.length < count || budget.full || position === '0-0') break;
     }
-    await redis.set(positionKey, next);
-    let fresh: RawEntry[] = [];
-    if (claimed.length < limit) {
-      const read = await redis.sendCommand<[string, RawEntry[]][] | null>(['XREADGROUP', 'GROUP', GROUP, this.consumer, 'COUNT', String(limit - claimed.length), 'STREAMS', key, '>']);
-      fresh = read?.[0]?.[1] ?? [];
+    await redis.set(positionKey, position);
+
+    const fresh: RawEntry[] = [];
+    while (!budget.full) {
+      const after = this.readPast.get(stream);
+      const count = budget.nextCount();
+      const reply = await redis.sendCommand<[string, RawEntry[]][] | null>(['XREADGROUP', 'GROUP', GROUP, this.consumer, 'COUNT', String(count), 'STREAMS', key, after ?? '>']);
+      const read = reply?.[0]?.[1] ?? [];
+      const taken = budget.take(read);
+      fresh.push(...taken);
+      if (taken.length < read.length || (after !== undefined && read.length === count)) this.readPast.set(stream, taken[taken.length - 1][0]);
+      else if (after !== undefined) this.readPast.delete(stream);
+      else if (read.length < count) break;
     }
+    this.largestEntry.set(stream, budget.largest);
+
     const { valid, parked } = await this.parse(projector, redis, key, [...claimed, ...fresh]);
-    return { projector, redis, key, reclaimed: claimed.length, fresh: fresh.length, parked, valid };
+    return { projector, redis, key, reclaimed: claimed.length, fresh: fresh.length, parked, bytes: budget.bytes, full: budget.full, valid };
   }
 
   @Interval(CONSUME_INTERVAL_MS)
@@ -516,7 +550,7 @@ export class StreamsService implements OnApplicationShutdown {
     const committed = outcomes.flatMap((o) => o.committed);
     const failed = outcomes.reduce((n, o) => n + o.failed, 0);
     if (committed.length > 0) await redis.xAck(key, GROUP, committed);
-    return { reclaimed: batch.reclaimed, fresh: batch.fresh, projected: committed.length, parked: batch.parked, failed };
+    return { reclaimed: batch.reclaimed, fresh: batch.fresh, projected: committed.length, parked: batch.parked, failed, bytes: batch.bytes };
   }
 
   /** One shard in one transaction; if that fails (and it holds several workspaces), each workspace alone. */
