@@ -139,11 +139,12 @@ export function shardWorkspaces<E>(groups: Map<string, E[]>, count: number): [st
 
 /**
  * The consumer of the gateway streams (CONTRACT.md 4.4) for every registered read model: one
- * pass reclaims stale pending entries in a bounded XAUTOCLAIM page (its scan position persisted
- * per stream, group and consumer), tops up with fresh entries to at most the batch limit, parks
- * malformed entries, projects the rest in one transaction (falling back to one transaction per
- * workspace, so a failing workspace keeps only its own entries pending) and acknowledges what
- * was committed. Transport is at-least-once; projections are idempotent.
+ * pass reclaims stale pending entries in bounded XAUTOCLAIM pages (its scan position persisted
+ * per stream, group and consumer), tops up with fresh entries to at most the entry limit and the
+ * byte budget, parks malformed entries, projects the rest in concurrent shard transactions
+ * (falling back to one transaction per workspace, so a failing workspace keeps only its own
+ * entries pending) and acknowledges what was committed. Transport is at-least-once; projections
+ * are idempotent. It also keeps the month partitions and retention (`maintain`).
  */
 @Injectable()
 export class StreamsService implements OnApplicationShutdown {
