@@ -9,7 +9,10 @@
  * - ingestion end to end (XADD to committed and queryable through StreamsService.drain, the
  *   consumer job's loop, while the producer process of bench/stream-producer.ts is still adding) of BENCH_INGEST
  *   receipt revisions (default 100,000) and twice as many usage events vs a bare batched INSERT
- *   of the same rows.
+ *   of the same rows;
+ * - ingestion of as many fresh receipt revisions while a maintenance run with a one-month
+ *   retention drops the oldest months, vs the receipts ingestion without it, and how long
+ *   ingestion statements waited on a lock meanwhile.
  * Run: `NODE_PATH=. node -r ts-node/register/transpile-only bench/read-models.ts` with the PostgreSQL and Redis
  * of `npm test` (DATABASE_URL, REDIS_URL). A fresh database is created and dropped (a copy of the
  * kept BENCH_SEEDED database when that is set).
@@ -18,6 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { createClient, RedisClientType } from 'redis';
 import { DataSource } from 'typeorm';
 import { loadConfig } from 'src/config/config';
@@ -30,6 +34,7 @@ import { BATCH_LIMIT, monthStart, PROJECT_SHARDS, StreamsService } from 'src/mod
 import { EVENT_TOTALS, TOTALS_FIELDS, usageProjector } from 'src/modules/usage/usage.projector';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { UsageService } from 'src/modules/usage/usage.service';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 import { ReceiptsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 import { createSuiteDatabase, databaseExists, REDIS_URL } from 'test/support/database';
@@ -140,16 +145,68 @@ async function seed(ds: DataSource, now: Date): Promise<void> {
   await ds.query(`VACUUM ANALYZE`);
 }
 
-async function ingest(ds: DataSource, redis: RedisClientType, streams: StreamsService, prefix: string, now: Date) {
+/** Receipt revision entries as the gateway writes them, `tag` keeping their ids apart from other phases'. */
+function receiptEntries(now: Date, tag: string): string[] {
   const at = (i: number) => new Date(now.getTime() - (i % 1000) * 1000).toISOString();
-  const receipts = Array.from({ length: INGEST }, (_, i) =>
+  return Array.from({ length: INGEST }, (_, i) =>
     JSON.stringify({
-      workspace_id: `ws_bench_${String(i % WORKSPACES).padStart(4, '0')}`, invocation_id: `inv_ingest_${i}`, receipt_revision: 1, receipt_id: `rcp_ingest_${i}`,
+      workspace_id: `ws_bench_${String(i % WORKSPACES).padStart(4, '0')}`, invocation_id: `inv_${tag}_${i}`, receipt_revision: 1, receipt_id: `rcp_${tag}_${i}`,
       tool: 'tool_1', key_id: 'key_1', connection_id: 'conn_1', state: 'completed', decision: 'allow', dispatch_state: 'accepted',
       evidence_trust: 'gateway_observed', verification_state: 'not_required', verification_method: 'none', usd_micros: 12, attempt_count: 1,
       latency_ms: 40, occurred_at: at(i), updated_at: at(i), envelope: { routing: { candidates: [] } },
     }),
   );
+}
+
+interface Ingested {
+  rate: number;
+  postgresCpu: number;
+  nodeCpu: number;
+  redisCpu: number;
+  producerCpu: number;
+}
+
+/**
+ * The producer (bench/stream-producer.ts, a process of its own) XADDs `entries` while the consumer
+ * drains as its job does; the rate runs from the first XADD to the commit (and XACK) of the last
+ * entry. CPU figures are per 1,000 entries.
+ */
+async function timedIngestion(ds: DataSource, redis: RedisClientType, streams: StreamsService, key: string, entries: string[]): Promise<Ingested> {
+  const producer = fork(PRODUCER, { execArgv: ['-r', 'ts-node/register/transpile-only'] });
+  // A producer that dies (Redis refused a command) would leave the drain loop waiting forever.
+  let producerFailed = false;
+  producer.once('exit', (code) => (producerFailed = code !== 0));
+  const message = () => new Promise<unknown>((resolve, reject) => producer.once('message', resolve).once('error', reject));
+  const ready = message();
+  producer.send({ url: REDIS_URL, key, entries });
+  await ready;
+  // Every ingestion starts from a checkpoint, so one the previous phase triggered never lands
+  // in the middle of it (the first write to each page after a checkpoint logs the whole page).
+  await ds.query('CHECKPOINT');
+  const produced = message() as Promise<{ cpuMs: number }>;
+  const cpuBefore = { postgres: await backendCpu(ds), node: process.cpuUsage(), redis: await redisCpu(redis) };
+  const start = process.hrtime.bigint();
+  producer.send('start');
+  let done = 0;
+  while (done < entries.length) {
+    if (producerFailed) throw new Error(`the producer of ${key} failed`);
+    const projected = await streams.drain();
+    done += projected;
+    if (projected === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const rate = entries.length / (Number(process.hrtime.bigint() - start) / 1e9);
+  const node = process.cpuUsage(cpuBefore.node);
+  const redisUsed = (await redisCpu(redis)) - cpuBefore.redis;
+  const { cpuMs: producerCpu } = await produced;
+  let postgresCpu = 0;
+  for (const [pid, ms] of await backendCpu(ds)) postgresCpu += ms - (cpuBefore.postgres.get(pid) ?? 0);
+  const perThousand = (ms: number) => (ms * 1000) / entries.length;
+  return { rate, postgresCpu: perThousand(postgresCpu), nodeCpu: perThousand((node.user + node.system) / 1000), redisCpu: perThousand(redisUsed), producerCpu: perThousand(producerCpu) };
+}
+
+async function ingest(ds: DataSource, redis: RedisClientType, streams: StreamsService, prefix: string, now: Date) {
+  const at = (i: number) => new Date(now.getTime() - (i % 1000) * 1000).toISOString();
+  const receipts = receiptEntries(now, 'ingest');
   const usage = Array.from({ length: INGEST * 2 }, (_, i) =>
     JSON.stringify({
       event_id: `evt_ingest_${i}`, workspace_id: `ws_bench_${String(i % WORKSPACES).padStart(4, '0')}`, kind: 'llm', key_id: `key_${i % 20}`,
@@ -157,41 +214,9 @@ async function ingest(ds: DataSource, redis: RedisClientType, streams: StreamsSe
       tokens_cached: 0, tokens_reasoning: 0, outcome: 'ok', occurred_at: at(i),
     }),
   );
-  const results: Record<string, { rate: number; baseline: number; postgresCpu: number; nodeCpu: number; redisCpu: number; producerCpu: number }> = {};
+  const results: Record<string, Ingested & { baseline: number }> = {};
   for (const [stream, entries] of [['receipts', receipts], ['usage', usage]] as const) {
-    // The producer (bench/stream-producer.ts, a process of its own) XADDs while the consumer
-    // drains as its job does; the rate runs from the first XADD to the commit (and XACK) of the
-    // last entry.
-    const producer = fork(PRODUCER, { execArgv: ['-r', 'ts-node/register/transpile-only'] });
-    // A producer that dies (Redis refused a command) would leave the drain loop waiting forever.
-    let producerFailed = false;
-    producer.once('exit', (code) => (producerFailed = code !== 0));
-    const message = () => new Promise<unknown>((resolve, reject) => producer.once('message', resolve).once('error', reject));
-    const ready = message();
-    producer.send({ url: REDIS_URL, key: `${prefix}:${stream}`, entries });
-    await ready;
-    // Every ingestion starts from a checkpoint, so one the previous phase triggered never lands
-    // in the middle of it (the first write to each page after a checkpoint logs the whole page).
-    await ds.query('CHECKPOINT');
-    const produced = message() as Promise<{ cpuMs: number }>;
-    const cpuBefore = { postgres: await backendCpu(ds), node: process.cpuUsage(), redis: await redisCpu(redis) };
-    const start = process.hrtime.bigint();
-    producer.send('start');
-    let done = 0;
-    while (done < entries.length) {
-      if (producerFailed) throw new Error(`the ${stream} producer failed`);
-      const projected = await streams.drain();
-      done += projected;
-      if (projected === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    const rate = entries.length / (Number(process.hrtime.bigint() - start) / 1e9);
-    const node = process.cpuUsage(cpuBefore.node);
-    const nodeCpu = (node.user + node.system) / 1000;
-    const redisUsed = (await redisCpu(redis)) - cpuBefore.redis;
-    const { cpuMs: producerCpu } = await produced;
-    let postgresCpu = 0;
-    for (const [pid, ms] of await backendCpu(ds)) postgresCpu += ms - (cpuBefore.postgres.get(pid) ?? 0);
-
+    const ingested = await timedIngestion(ds, redis, streams, `${prefix}:${stream}`, entries);
     // Baseline: the same rows, batched INSERT (batches of BATCH_LIMIT, one connection) into a bare
     // copy of the table (no stream, no parsing, no indexes, no projection).
     const table = stream === 'receipts' ? 'receipt_revisions' : 'usage_events';
@@ -216,16 +241,53 @@ async function ingest(ds: DataSource, redis: RedisClientType, streams: StreamsSe
         );
       }
     }
-    results[stream] = {
-      rate,
-      baseline: parsed.length / (Number(process.hrtime.bigint() - bareStart) / 1e9),
-      postgresCpu: (postgresCpu * 1000) / entries.length,
-      nodeCpu: (nodeCpu * 1000) / entries.length,
-      redisCpu: (redisUsed * 1000) / entries.length,
-      producerCpu: (producerCpu * 1000) / entries.length,
-    };
+    results[stream] = { ...ingested, baseline: parsed.length / (Number(process.hrtime.bigint() - bareStart) / 1e9) };
   }
   return results;
+}
+
+/**
+ * Retention while ingestion runs: a maintenance run with a one-month retention (the oldest seeded
+ * month and the one before it: partitions detached and dropped, heads, counters and rollups
+ * deleted workspace by workspace) started with an ingestion of fresh receipt revisions, whose
+ * every batch updates the counters retention updates too. Every 10 ms the ingestion statements
+ * of this database waiting on a lock are sampled from pg_stat_activity.
+ */
+async function ingestDuringRetention(ds: DataSource, url: string, redis: RedisClientType, streams: StreamsService, keeper: StreamsService, prefix: string, now: Date) {
+  const sampler = new Client({ connectionString: url });
+  await sampler.connect();
+  let sampling = true;
+  const samples = { taken: 0, waiting: 0, longestMs: 0 };
+  const waitingSince = new Map<number, number>();
+  const sampled = (async () => {
+    while (sampling) {
+      const { rows } = await sampler.query(
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%unnest(%'`,
+      );
+      const at = Date.now();
+      samples.taken += 1;
+      samples.waiting += rows.length;
+      const still = new Set(rows.map((r: { pid: number }) => r.pid));
+      for (const pid of still) if (!waitingSince.has(pid)) waitingSince.set(pid, at);
+      for (const [pid, since] of waitingSince) {
+        samples.longestMs = Math.max(samples.longestMs, at - since);
+        if (!still.has(pid)) waitingSince.delete(pid);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  })();
+  const started = process.hrtime.bigint();
+  let retentionMs = 0;
+  const retention = keeper.maintain(now).then((result) => {
+    retentionMs = Number(process.hrtime.bigint() - started) / 1e6;
+    return result;
+  });
+  const ingested = await timedIngestion(ds, redis, streams, `${prefix}:receipts`, receiptEntries(now, 'retention'));
+  const result = await retention;
+  sampling = false;
+  await sampled;
+  await sampler.end();
+  return { ingested, retentionMs, result, samples };
 }
 
 /**
@@ -293,7 +355,8 @@ async function main(): Promise<void> {
     report('receipts first page p95', first, 'ms', offset, 'baseline: OFFSET page at the deep position; target < 20 ms');
     report(`receipts keyset page at ${depth} p95`, deepPage, 'ms', offset, 'baseline: the same page with OFFSET; target < 20 ms');
 
-    const streams = new StreamsService(ds, redis, config, new MetricsService(config));
+    const workspaces = new WorkspacesService(ds, null as never, null as never, null as never, null as never, config);
+    const streams = new StreamsService(ds, redis, config, new MetricsService(config), workspaces);
     streams.register(receiptsProjector);
     streams.register(usageProjector);
     const rates = await ingest(ds, redis, streams, prefix, now);
@@ -305,6 +368,18 @@ async function main(): Promise<void> {
       );
     }
     console.log(`ingest: batches of ${BATCH_LIMIT}, ${PROJECT_SHARDS} concurrent projection transactions per batch, both streams drained concurrently`);
+
+    const keeper = new StreamsService(ds, redis, { ...config, readModelRetentionMonths: 1 }, new MetricsService(config), workspaces);
+    keeper.register(receiptsProjector);
+    keeper.register(usageProjector);
+    const [heads] = await ds.query(`SELECT count(*)::int AS n FROM receipt_heads WHERE occurred_at < $1`, [monthStart(now, -1)]);
+    const during = await ingestDuringRetention(ds, url, redis, streams, keeper, prefix, now);
+    report('ingest receipts during retention', during.ingested.rate, '/s', rates.receipts.rate, 'baseline: the receipts ingestion above, without retention');
+    console.log(
+      `retention (1 month: ${heads.n} heads older than ${monthStart(now, -1).toISOString().slice(0, 10)}) took ${(during.retentionMs / 1000).toFixed(1)} s, ` +
+        `${JSON.stringify(during.result)}; ingestion statements waiting on a lock: ${during.samples.waiting} in ${during.samples.taken} samples 10 ms apart, ` +
+        `longest wait seen ${during.samples.longestMs} ms`,
+    );
     await streams.onApplicationShutdown();
   } finally {
     await ds?.destroy();

@@ -3,6 +3,7 @@ import { Response } from 'supertest';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
+import { lockWaiters, openTransaction } from 'test/support/locks';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -62,6 +63,16 @@ describe('approvals', () => {
   const voteRows = (id: string) => count(`SELECT count(*) AS n FROM approval_votes WHERE approval_id = $1`, [id]);
   const expire = (id: string) => t.db.query(`UPDATE approvals SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1`, [id]);
   const stored = async (id: string) => (await t.db.query(`SELECT status, decision_reason, execution_status, revision FROM approvals WHERE id = $1`, [id]))[0];
+  const revise = (op: Operator, policyId: string, rules: Record<string, unknown>[], expected: number) =>
+    t.http().put(`/api/v1/workspaces/${op.workspaceId}/approval-policies/${policyId}`).set(bearer(op)).send({ name: 'revised', rules, expected_revision: expected });
+  /** Holds the workspace row lock (the one every workspace mutation takes) on a connection of its own until `end`. */
+  const lockWorkspace = async (workspaceId: string) => {
+    const holder = await openTransaction(t.db);
+    await holder.query(`SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId]);
+    return holder;
+  };
+  /** Starts a supertest request now (a supertest request is sent only once awaited). */
+  const start = (request: PromiseLike<Response>): Promise<Response> => Promise.resolve(request);
 
   describe('held calls (gateway)', () => {
     let owner: Operator;
@@ -134,6 +145,28 @@ describe('approvals', () => {
       expect(denied.body.policy_snapshot.rules.map((r: { rule_id: string }) => r.rule_id)).toEqual(['no-refunds-in-prod', 'refunds']);
       const again = await hold(op.workspaceId, { ...heldCall(), request_id: denied.body.request_id }, 200);
       expect(again.body.approval_id).toBe(denied.body.approval_id);
+    });
+
+    it('matches a held call against the rule set of a policy change that committed while it waited for the workspace lock', async () => {
+      const op = await t.signIn();
+      const policy = await createPolicy(op, [rule()]);
+      const holder = await lockWorkspace(op.workspaceId);
+      let revising: Promise<Response>;
+      let holding: Promise<Response>;
+      try {
+        // Queued in this order behind the lock: the revision (stripe.* no longer held), then the held call.
+        revising = start(revise(op, policy.policy_id, [rule({ tools: ['github.*'] })], 1));
+        await lockWaiters(t.db, 1);
+        holding = hold(op.workspaceId, heldCall());
+        await lockWaiters(t.db, 2);
+      } finally {
+        await holder.end();
+      }
+      expect((await revising).status).toBe(200);
+      const res = await holding;
+      const current = (await t.app.get(PublicationService).build(op.workspaceId))!.approval_rules as { policy_set_hash: string };
+      expect([res.status, res.body.decision_status, res.body.decision_reason]).toEqual([200, 'denied', 'default_deny']);
+      expect(res.body.policy_snapshot).toEqual({ policy_set_hash: current.policy_set_hash, rules: [] });
     });
 
     it('answers 404 workspace not found for an unknown workspace', async () => {
@@ -502,6 +535,33 @@ describe('approvals', () => {
       const res = await report(owner.workspaceId, a.approval_id, { status: 'failed', error_code: 'upstream_503' });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ decision_status: 'approved', decision_reason: 'execution_failed', execution_status: 'failed', result: { receipt_id: null, error_code: 'upstream_503', digest: null } });
+    });
+
+    it('refuses a report that raced a policy change: it waits for the workspace lock, sees the change, answers 409 and writes nothing', async () => {
+      const op = await t.signIn();
+      const policy = await createPolicy(op, [rule()]);
+      const a = await pending(op);
+      await approve(op, a.approval_id, 1).expect(200);
+      const row = `SELECT status, decision_reason, execution_status, revision, executed_at, receipt_id, error_code, digest FROM approvals WHERE id = $1`;
+      const [before] = await t.db.query(row, [a.approval_id]);
+      const holder = await lockWorkspace(op.workspaceId);
+      let revising: Promise<Response>;
+      let reporting: Promise<Response>;
+      try {
+        // Queued in this order behind the lock: the policy revision, then the execution report.
+        revising = start(revise(op, policy.policy_id, [rule()], 1));
+        await lockWaiters(t.db, 1);
+        reporting = report(op.workspaceId, a.approval_id, { status: 'succeeded', receipt_id: 'rcp_0123456789abcdef01234567' });
+        await lockWaiters(t.db, 2);
+      } finally {
+        await holder.end();
+      }
+      expect((await revising).status).toBe(200);
+      const res = await reporting;
+      expect([res.status, res.body]).toEqual([409, { detail: 'approval policy changed' }]);
+      expect((await t.db.query(row, [a.approval_id]))[0]).toEqual(before);
+      expect(before).toMatchObject({ status: 'approved', execution_status: 'pending', executed_at: null, receipt_id: null });
+      expect((await get(op, a.approval_id).expect(200)).body).toMatchObject({ decision_status: 'invalidated', execution_status: 'pending' });
     });
 
     it('refuses a report for an approval that is pending, denied, expired or unknown, and writes nothing', async () => {

@@ -23,6 +23,7 @@ describe('configuration', () => {
       devIdentity: false,
       logLevel: 'info',
       readyStreamBacklogMax: 100_000,
+      streamBatchMaxBytes: 67_108_864,
     });
   });
 
@@ -43,6 +44,9 @@ describe('configuration', () => {
     ['DEV_IDENTITY', 'yes'],
     ['READY_STREAM_BACKLOG_MAX', '0'],
     ['READY_STREAM_BACKLOG_MAX', 'many'],
+    ['STREAM_BATCH_MAX_BYTES', '65535'],
+    ['STREAM_BATCH_MAX_BYTES', '1073741825'],
+    ['STREAM_BATCH_MAX_BYTES', '64MB'],
     ['HTTP_PLATFORM', 'koa'],
   ])('stops with one line naming %s for a bad value', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
@@ -56,6 +60,11 @@ describe('configuration', () => {
 
   it('reads the readiness bound on the stream backlog', () => {
     expect(loadConfig({ READY_STREAM_BACKLOG_MAX: '250' }).readyStreamBacklogMax).toBe(250);
+  });
+
+  it('reads the byte budget of a stream consumer pass, from 64 KiB to 1 GiB', () => {
+    expect(loadConfig({ STREAM_BATCH_MAX_BYTES: '65536' }).streamBatchMaxBytes).toBe(65_536);
+    expect(loadConfig({ STREAM_BATCH_MAX_BYTES: '1073741824' }).streamBatchMaxBytes).toBe(1_073_741_824);
   });
 
   it('selects the HTTP platform, naming the choices when the value is neither', () => {

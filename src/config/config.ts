@@ -38,6 +38,7 @@ class EnvironmentVariables {
   @IsOptional() @Matches(/^([A-Za-z0-9.-]*|\[[0-9a-fA-F:]+\]):\d{1,5}$/, { message: 'must be host:port or :port' }) METRICS_ADDR?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1200) READ_MODEL_RETENTION_MONTHS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) READY_STREAM_BACKLOG_MAX?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(65_536) @Max(1_073_741_824) STREAM_BATCH_MAX_BYTES?: number;
   @IsOptional() @IsString() NODE_ENV?: string;
 }
 
@@ -74,12 +75,17 @@ export interface AppConfig {
   readModelRetentionMonths: number;
   /** Most entries pending (delivered, not acknowledged) in one gateway stream before /readyz answers 503. */
   readyStreamBacklogMax: number;
+  /** Most bytes of stream entry data one consumer pass admits (the entry that reaches it is the last). */
+  streamBatchMaxBytes: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
 /** Longest a single policy compile may run before its worker is terminated. */
 export const DEFAULT_POLICY_COMPILE_TIMEOUT_MS = 10_000;
+
+/** 64 MiB: above a full pass of typical entries (20,000 receipts of ~1 KB), so the entry limit binds first. */
+export const DEFAULT_STREAM_BATCH_MAX_BYTES = 67_108_864;
 
 export class ConfigError extends Error {}
 
@@ -138,5 +144,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     metricsAddr: vars.METRICS_ADDR ? parseAddress(vars.METRICS_ADDR) : undefined,
     readModelRetentionMonths: vars.READ_MODEL_RETENTION_MONTHS ?? 13,
     readyStreamBacklogMax: vars.READY_STREAM_BACKLOG_MAX ?? 100_000,
+    streamBatchMaxBytes: vars.STREAM_BATCH_MAX_BYTES ?? DEFAULT_STREAM_BATCH_MAX_BYTES,
   };
 }

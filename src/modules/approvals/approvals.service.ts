@@ -130,54 +130,62 @@ export class ApprovalsService {
   /**
    * A held tool call from the gateway becomes an approval (idempotent on `request_id`). Returns the
    * document and whether it was created pending (201) rather than found or denied at once (200).
+   * The rule set is read under the workspace lock that approval-policy changes take, so the
+   * approval is matched against, and stamped with, the rule set current when it is stored.
    */
   async hold(workspaceId: string, body: HeldCallBody): Promise<{ created: boolean; approval: Record<string, unknown> }> {
     if (!(await this.workspaces.existing([workspaceId])).has(workspaceId)) throw new ApiError(404, WORKSPACE_NOT_FOUND);
-    const existing = await this.findByRequest(workspaceId, body.request_id);
+    const existing = await this.findByRequest(this.dataSource.manager, workspaceId, body.request_id);
     if (existing) return { created: false, approval: await this.gatewayView(existing) };
 
-    const now = new Date();
-    const set = await activeRuleSet(this.dataSource, workspaceId);
-    const matched = matchingRules(set.rules, body.tool, body.env);
-    const decision = initialDecision(matched);
-    const expires = new Date(now.getTime() + this.config.approvalTtlSeconds * 1000);
-    const inserted: { id: string }[] = await this.dataSource.query(
-      `INSERT INTO approvals (id, workspace_id, request_id, key_id, invocation_id, tool, invocation_tool, connection_id, env, safe_summary, reason,
-         status, decision_reason, execution_status, policy_set_hash, matched_rules, quorum_required, created_at, expires_at, decided_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'not_requested', $14, $15, $16, $17, $18, $19)
-       ON CONFLICT (workspace_id, request_id) DO NOTHING RETURNING id`,
-      [
-        newId('apr'),
-        workspaceId,
-        body.request_id,
-        body.key_id,
-        body.invocation_id ?? null,
-        body.tool,
-        body.invocation_tool,
-        body.connection_id,
-        body.env,
-        JSON.stringify(body.safe_summary),
-        body.reason,
-        decision.status,
-        decision.reason,
-        set.policy_set_hash,
-        JSON.stringify(matched),
-        decision.quorumRequired,
-        now,
-        expires,
-        decision.status === 'denied' ? now : null,
-      ],
-    );
-    const row = (await this.findByRequest(workspaceId, body.request_id))!;
-    return { created: inserted.length === 1 && decision.status === 'pending', approval: await this.gatewayView(row) };
+    return inTransaction(this.dataSource, async (tx) => {
+      await this.workspaces.lock(tx, workspaceId);
+      const now = new Date();
+      const set = await activeRuleSet(tx.manager, workspaceId);
+      const matched = matchingRules(set.rules, body.tool, body.env);
+      const decision = initialDecision(matched);
+      const expires = new Date(now.getTime() + this.config.approvalTtlSeconds * 1000);
+      const inserted: { id: string }[] = await tx.manager.query(
+        `INSERT INTO approvals (id, workspace_id, request_id, key_id, invocation_id, tool, invocation_tool, connection_id, env, safe_summary, reason,
+           status, decision_reason, execution_status, policy_set_hash, matched_rules, quorum_required, created_at, expires_at, decided_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'not_requested', $14, $15, $16, $17, $18, $19)
+         ON CONFLICT (workspace_id, request_id) DO NOTHING RETURNING id`,
+        [
+          newId('apr'),
+          workspaceId,
+          body.request_id,
+          body.key_id,
+          body.invocation_id ?? null,
+          body.tool,
+          body.invocation_tool,
+          body.connection_id,
+          body.env,
+          JSON.stringify(body.safe_summary),
+          body.reason,
+          decision.status,
+          decision.reason,
+          set.policy_set_hash,
+          JSON.stringify(matched),
+          decision.quorumRequired,
+          now,
+          expires,
+          decision.status === 'denied' ? now : null,
+        ],
+      );
+      const row = (await this.findByRequest(tx.manager, workspaceId, body.request_id))!;
+      return { created: inserted.length === 1 && decision.status === 'pending', approval: await this.gatewayView(row, tx.manager) };
+    });
   }
 
   /**
    * The gateway's execution report. Only an approved, unexpired, non-invalidated approval awaiting
-   * execution accepts one; the same report again answers the approval unchanged.
+   * execution accepts one; the same report again answers the approval unchanged. It takes the
+   * workspace lock first, as votes and approval-policy changes do: a policy change has either
+   * committed before the rule set is read here, or waits until this report has committed.
    */
   async reportExecution(workspaceId: string, approvalId: string, body: ExecutionReportBody) {
     return inTransaction(this.dataSource, async (tx) => {
+      await this.workspaces.lock(tx, workspaceId);
       const now = new Date();
       const row = await this.find(tx.manager, workspaceId, approvalId, true);
       const report = { receipt_id: body.receipt_id ?? null, error_code: body.error_code ?? null, digest: body.digest ?? null };
@@ -215,8 +223,8 @@ export class ApprovalsService {
     return row;
   }
 
-  private async findByRequest(workspaceId: string, requestId: string): Promise<ApprovalRow | undefined> {
-    const [row]: ApprovalRow[] = await this.dataSource.query(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE workspace_id = $1 AND request_id = $2`, [workspaceId, requestId]);
+  private async findByRequest(manager: EntityManager, workspaceId: string, requestId: string): Promise<ApprovalRow | undefined> {
+    const [row]: ApprovalRow[] = await manager.query(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE workspace_id = $1 AND request_id = $2`, [workspaceId, requestId]);
     return row;
   }
 

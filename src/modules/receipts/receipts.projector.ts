@@ -129,14 +129,18 @@ export const receiptsProjector: StreamProjector<ReceiptRevision> = {
   },
 
   /** Heads (and the overview count) of invocations older than the cutoff; revisions go with their partitions. */
-  async retain(manager: EntityManager, cutoff: Date) {
-    await manager.query(`
-      WITH gone AS (
-        DELETE FROM receipt_heads h USING workspaces w WHERE h.workspace_id = w.id AND h.occurred_at < $1 RETURNING h.workspace_id
-      )
-      UPDATE receipt_counters c SET total = c.total - g.n FROM (SELECT workspace_id, count(*) AS n FROM gone GROUP BY workspace_id) g
-      WHERE c.workspace_id = g.workspace_id`,
-      [cutoff],
+  async retain(manager: EntityManager, workspaceId: string, cutoff: Date, limit: number) {
+    const [{ deleted }]: { deleted: number }[] = await manager.query(
+      `WITH gone AS (
+         DELETE FROM receipt_heads WHERE invocation_id IN (
+           SELECT invocation_id FROM receipt_heads WHERE workspace_id = $1 AND occurred_at < $2 LIMIT $3
+         ) RETURNING 1
+       ), counted AS (
+         UPDATE receipt_counters SET total = total - (SELECT count(*) FROM gone) WHERE workspace_id = $1 AND EXISTS (SELECT FROM gone)
+       )
+       SELECT count(*)::int AS deleted FROM gone`,
+      [workspaceId, cutoff, limit],
     );
+    return deleted;
   },
 };

@@ -2,12 +2,14 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { Interval } from '@nestjs/schedule';
 import { hostname } from 'node:os';
 import type { RedisClientType } from 'redis';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { REDIS, REDIS_TIMEOUT_MS, redisDeadline } from 'src/database/redis.module';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
+import { RawEntry, ReadBudget } from 'src/modules/streams/read-budget';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 import { errorFields } from 'src/common/logging/error-fields';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 export type StreamName = 'receipts' | 'usage';
 
@@ -38,13 +40,24 @@ export interface StreamProjector<T> {
   project(manager: EntityManager, entries: ParsedEntry<T>[]): Promise<void>;
   /** Records what parking loses (usage gaps), in the transaction that parks. */
   parked?(manager: EntityManager, entries: ParkedEntry[]): Promise<void>;
-  /** Deletes non-partitioned rows older than `cutoff` (partitions are dropped by the consumer). */
-  retain(manager: EntityManager, cutoff: Date): Promise<void>;
+  /**
+   * Deletes at most `limit` non-partitioned rows of one workspace older than `cutoff` (partitions
+   * are dropped by the consumer) in the caller's transaction; answers how many it deleted.
+   */
+  retain(manager: EntityManager, workspaceId: string, cutoff: Date, limit: number): Promise<number>;
+}
+
+/** What a maintenance run did: the partitions it dropped, and the steps that failed (each logged). */
+export interface MaintenanceResult {
+  dropped: string[];
+  failed: string[];
 }
 
 export interface PassOptions {
   /** Most entries admitted in one pass, reclaimed and fresh together. */
   batchLimit?: number;
+  /** Most bytes of entry data admitted in one pass (the entry that reaches it is the last); default STREAM_BATCH_MAX_BYTES. */
+  batchBytes?: number;
   /** How long an entry must have been pending before it is reclaimed from its consumer. */
   claimIdleMs?: number;
   /** How many transactions project a batch concurrently, each over its own set of workspaces. */
@@ -58,6 +71,8 @@ export interface PassResult {
   parked: number;
   /** Entries of workspace batches that rolled back; they stay pending and are reclaimed later. */
   failed: number;
+  /** Bytes of entry data the pass admitted (see `entrySize`). */
+  bytes: number;
 }
 
 export const GROUP = 'control';
@@ -67,12 +82,16 @@ export const PROJECT_SHARDS = 3;
 export const CLAIM_IDLE_MS = 60_000;
 export const CONSUME_INTERVAL_MS = 250;
 export const MAINTENANCE_INTERVAL_MS = 3_600_000;
+/**
+ * Most rows one retention transaction deletes: it holds the receipt counter row of its workspace,
+ * which every ingestion batch of that workspace updates, until it commits.
+ */
+export const RETENTION_BATCH = 5_000;
+/** Workspaces read per page while retention walks them. */
+const RETENTION_PAGE = 500;
 /** Entries dated further ahead than this are parked (a partition is never created for them). */
 const FUTURE_SKEW_MS = 86_400_000;
 const PARKED_DATA_MAX = 65_536;
-
-/** A stream entry as Redis sends it: its id and its fields as a flat [name, value, ...] list. */
-type RawEntry = [id: string, fields: string[] | null];
 
 /** A batch read and parsed, its malformed entries already parked, waiting to be projected. */
 interface AdmittedBatch {
@@ -82,11 +101,27 @@ interface AdmittedBatch {
   reclaimed: number;
   fresh: number;
   parked: number;
+  bytes: number;
+  /** Whether the pass stopped at its entry or byte limit (more may be waiting). */
+  full: boolean;
   valid: ParsedEntry<unknown>[];
 }
 
 export const monthStart = (at: Date, offset = 0) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + offset, 1));
 const monthKey = (at: Date) => monthStart(at).toISOString().slice(0, 7);
+
+/** One date in each distinct month of the entries' partition keys. */
+function monthsOf(entries: ParsedEntry<unknown>[]): Date[] {
+  const months = new Map<number, Date>();
+  for (const { partitionTime: at } of entries) if (at) months.set(at.getUTCFullYear() * 12 + at.getUTCMonth(), at);
+  return [...months.values()];
+}
+
+/** PostgreSQL refused a row because no partition of the table covers it (23514 from tuple routing). */
+function isMissingPartition(error: unknown): boolean {
+  const e = error as { driverError?: { code?: string; message?: string } };
+  return e?.driverError?.code === '23514' && /^no partition of relation/.test(e.driverError.message ?? '');
+}
 
 /**
  * Deals whole workspaces to at most `count` shards, largest first onto the lightest shard, so
@@ -104,11 +139,12 @@ export function shardWorkspaces<E>(groups: Map<string, E[]>, count: number): [st
 
 /**
  * The consumer of the gateway streams (CONTRACT.md 4.4) for every registered read model: one
- * pass reclaims stale pending entries in a bounded XAUTOCLAIM page (its scan position persisted
- * per stream, group and consumer), tops up with fresh entries to at most the batch limit, parks
- * malformed entries, projects the rest in one transaction (falling back to one transaction per
- * workspace, so a failing workspace keeps only its own entries pending) and acknowledges what
- * was committed. Transport is at-least-once; projections are idempotent.
+ * pass reclaims stale pending entries in bounded XAUTOCLAIM pages (its scan position persisted
+ * per stream, group and consumer), tops up with fresh entries to at most the entry limit and the
+ * byte budget, parks malformed entries, projects the rest in concurrent shard transactions
+ * (falling back to one transaction per workspace, so a failing workspace keeps only its own
+ * entries pending) and acknowledges what was committed. Transport is at-least-once; projections
+ * are idempotent. It also keeps the month partitions and retention (`maintain`).
  */
 @Injectable()
 export class StreamsService implements OnApplicationShutdown {
@@ -116,6 +152,13 @@ export class StreamsService implements OnApplicationShutdown {
   private readonly projectors = new Map<StreamName, StreamProjector<unknown>>();
   private readonly groupsReady = new Set<StreamName>();
   private readonly partitions = new Set<string>();
+  /** Per stream, the largest entry the previous pass read: the size its first read is planned for. */
+  private readonly largestEntry = new Map<StreamName, number>();
+  /**
+   * Per stream, the id of the last entry admitted by a pass that read entries past its byte
+   * budget: those are pending with this consumer, and the next pass reads them first.
+   */
+  private readonly readPast = new Map<StreamName, string>();
   private readonly consumer = hostname();
   private connection: RedisClientType | null = null;
   private running: Promise<void> | null = null;
@@ -126,6 +169,7 @@ export class StreamsService implements OnApplicationShutdown {
     @Inject(REDIS) private readonly redis: RedisClientType | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
+    private readonly workspaces: WorkspacesService,
   ) {
     metrics.gauge('control_stream_pending', 'Entries delivered to group control and not yet acknowledged', () => this.perStream((key) => this.pendingCount(key)), 'stream');
     metrics.gauge('control_stream_lag', 'Entries of the stream not yet delivered to group control', () => this.perStream((key) => this.lag(key)), 'stream');
@@ -203,13 +247,12 @@ export class StreamsService implements OnApplicationShutdown {
    * stays pending and is reclaimed after the idle time, as after a crash.
    */
   private async drainStream(stream: StreamName, options: PassOptions): Promise<number> {
-    const limit = options.batchLimit ?? BATCH_LIMIT;
     let projected = 0;
     let next: Promise<AdmittedBatch | null> | null = this.stopping ? null : this.admit(stream, options);
     while (next) {
       const batch = await next;
       if (!batch) break;
-      next = batch.reclaimed + batch.fresh >= limit && !this.stopping ? this.admit(stream, options) : null;
+      next = batch.full && !this.stopping ? this.admit(stream, options) : null;
       // Handled here already (a rejection while the commit runs is not unhandled); awaited below.
       next?.catch(() => undefined);
       try {
@@ -222,36 +265,59 @@ export class StreamsService implements OnApplicationShutdown {
     return projected;
   }
 
-  /** Reads one batch (reclaimed, then fresh entries), parses it and parks what is malformed. */
+  /**
+   * Reads one batch, parses it and parks what is malformed. Reads come in READ_CHUNK pieces, each
+   * sized to the bytes left, until the entry limit or the byte budget is reached: first stale
+   * entries of any consumer (XAUTOCLAIM pages from the persisted scan position), then the entries
+   * this consumer read past the budget of its previous pass, then new ones. Entries a read brought
+   * in past the budget are dropped at once: they stay pending with this consumer, new ones are
+   * read again by the next pass, reclaimed ones by the next reclaim (after the claim idle time).
+   */
   private async admit(stream: StreamName, options: PassOptions): Promise<AdmittedBatch | null> {
     const projector = this.projectors.get(stream);
     const redis = this.streamConnection();
     if (!projector || !redis) return null;
     const key = this.streamKey(stream);
-    const limit = options.batchLimit ?? BATCH_LIMIT;
     await this.ensureGroup(redis, stream);
+    const budget = new ReadBudget(options.batchLimit ?? BATCH_LIMIT, options.batchBytes ?? this.config.streamBatchMaxBytes, this.largestEntry.get(stream) ?? 0);
 
     const positionKey = this.claimPositionKey(stream);
-    const start = (await redis.get(positionKey)) ?? '0-0';
+    let position = (await redis.get(positionKey)) ?? '0-0';
+    const claimed: RawEntry[] = [];
     // Raw replies (sendCommand): node-redis's xAutoClaim and xReadGroup copy every entry into an
     // object, ~0.4 ms of CPU per 1,000 entries (bench/README.md), and the consumer reads one field.
-    let next: string;
-    let claimed: RawEntry[];
-    try {
-      [next, claimed] = await redis.sendCommand<[string, RawEntry[]]>(['XAUTOCLAIM', key, GROUP, this.consumer, String(options.claimIdleMs ?? CLAIM_IDLE_MS), start, 'COUNT', String(limit)]);
-    } catch (error) {
-      // The stream or its group vanished (Redis restarted empty): create them again on the next pass.
-      if (error instanceof Error && error.message.startsWith('NOGROUP')) this.groupsReady.delete(stream);
-      throw error;
+    for (;;) {
+      const count = budget.nextCount();
+      let page: RawEntry[];
+      try {
+        [position, page] = await redis.sendCommand<[string, RawEntry[]]>(['XAUTOCLAIM', key, GROUP, this.consumer, String(options.claimIdleMs ?? CLAIM_IDLE_MS), position, 'COUNT', String(count)]);
+      } catch (error) {
+        // The stream or its group vanished (Redis restarted empty): create them again on the next pass.
+        if (error instanceof Error && error.message.startsWith('NOGROUP')) this.groupsReady.delete(stream);
+        throw error;
+      }
+      claimed.push(...budget.take(page));
+      // A short page: the scan found no more stale entries within its reach this time.
+      if (page.length < count || budget.full || position === '0-0') break;
     }
-    await redis.set(positionKey, next);
-    let fresh: RawEntry[] = [];
-    if (claimed.length < limit) {
-      const read = await redis.sendCommand<[string, RawEntry[]][] | null>(['XREADGROUP', 'GROUP', GROUP, this.consumer, 'COUNT', String(limit - claimed.length), 'STREAMS', key, '>']);
-      fresh = read?.[0]?.[1] ?? [];
+    await redis.set(positionKey, position);
+
+    const fresh: RawEntry[] = [];
+    while (!budget.full) {
+      const after = this.readPast.get(stream);
+      const count = budget.nextCount();
+      const reply = await redis.sendCommand<[string, RawEntry[]][] | null>(['XREADGROUP', 'GROUP', GROUP, this.consumer, 'COUNT', String(count), 'STREAMS', key, after ?? '>']);
+      const read = reply?.[0]?.[1] ?? [];
+      const taken = budget.take(read);
+      fresh.push(...taken);
+      if (taken.length < read.length || (after !== undefined && read.length === count)) this.readPast.set(stream, taken[taken.length - 1][0]);
+      else if (after !== undefined) this.readPast.delete(stream);
+      else if (read.length < count) break;
     }
+    this.largestEntry.set(stream, budget.largest);
+
     const { valid, parked } = await this.parse(projector, redis, key, [...claimed, ...fresh]);
-    return { projector, redis, key, reclaimed: claimed.length, fresh: fresh.length, parked, valid };
+    return { projector, redis, key, reclaimed: claimed.length, fresh: fresh.length, parked, bytes: budget.bytes, full: budget.full, valid };
   }
 
   @Interval(CONSUME_INTERVAL_MS)
@@ -265,34 +331,111 @@ export class StreamsService implements OnApplicationShutdown {
   }
 
   /**
-   * Creates the partitions of the coming months and applies retention: partitions of months
-   * before the cutoff are dropped whole, the rest is deleted by each read model. One replica at a
-   * time (transaction-level advisory lock).
+   * Creates the partitions of this month and the next two, then applies retention: partitions of
+   * months before the cutoff are detached concurrently and dropped, and each read model deletes its
+   * older rows workspace by workspace. Every step is its own short transaction (or, for the
+   * detach, none), so a failing step undoes nothing another step did and never leaves the
+   * partition cache listing a partition that does not exist; a failed step is logged, named in
+   * `failed`, and the other steps still run (the next run retries). One replica at a time
+   * (session-level advisory lock): null when another holds it.
    */
-  async maintain(now = new Date()): Promise<{ dropped: string[] }> {
-    const cutoff = monthStart(now, -this.config.readModelRetentionMonths);
-    return this.dataSource.transaction(async (manager) => {
-      const [{ locked }] = await manager.query(`SELECT pg_try_advisory_xact_lock(hashtext('read_model_maintenance')) AS locked`);
-      if (!locked) return { dropped: [] };
-      const dropped: string[] = [];
-      for (const projector of this.projectors.values()) {
-        for (let m = 0; m <= 2; m++) await this.ensurePartition(projector.partitioned, monthStart(now, m), manager);
-        const children: { name: string }[] = await manager.query(
-          `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass`,
-          [projector.partitioned],
-        );
-        for (const { name } of children) {
-          const match = /_p(\d{4})(\d{2})$/.exec(name);
-          if (!match || Date.UTC(Number(match[1]), Number(match[2]), 1) > cutoff.getTime()) continue;
-          await manager.query(`DROP TABLE "${name}"`);
-          this.partitions.delete(`${projector.partitioned}:${match[1]}-${match[2]}`);
-          dropped.push(name);
-        }
-        await projector.retain(manager, cutoff);
+  async maintain(now = new Date()): Promise<MaintenanceResult | null> {
+    // A session lock on a connection of its own, not a transaction kept open: DETACH ... CONCURRENTLY
+    // waits for every transaction that could still see the partition, an open one of ours included.
+    // Every step runs on that connection (the embedded database has a pool of one).
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      const [{ locked }] = await runner.query(`SELECT pg_try_advisory_lock(hashtext('read_model_maintenance')) AS locked`);
+      if (!locked) return null;
+      try {
+        return await this.maintainSteps(runner, now);
+      } finally {
+        await runner.query(`SELECT pg_advisory_unlock(hashtext('read_model_maintenance'))`);
       }
-      await manager.query(`DELETE FROM stream_parked WHERE parked_at < $1`, [cutoff]);
-      return { dropped };
-    });
+    } finally {
+      await runner.release();
+    }
+  }
+
+  private async maintainSteps(runner: QueryRunner, now: Date): Promise<MaintenanceResult> {
+    const cutoff = monthStart(now, -this.config.readModelRetentionMonths);
+    const result: MaintenanceResult = { dropped: [], failed: [] };
+    const step = async (name: string, work: () => Promise<unknown>) => {
+      try {
+        await work();
+      } catch (error) {
+        result.failed.push(name);
+        this.logger.warn({ msg: 'read model maintenance step failed', step: name, ...errorFields(error) });
+      }
+    };
+    for (const { partitioned } of this.projectors.values()) {
+      for (let m = 0; m <= 2; m++) await step(`create ${partitioned} ${monthKey(monthStart(now, m))}`, () => this.createPartition(partitioned, monthStart(now, m), runner));
+    }
+    for (const { partitioned } of this.projectors.values()) {
+      for (const old of await this.partitionsBefore(runner, partitioned, cutoff)) {
+        await step(`drop ${old.name}`, async () => {
+          this.partitions.delete(`${partitioned}:${old.month}`);
+          await this.dropPartition(runner, partitioned, old);
+          result.dropped.push(old.name);
+        });
+      }
+    }
+    for (const projector of this.projectors.values()) await step(`retain ${projector.stream}`, () => this.retain(runner, projector, cutoff));
+    await step('retain stream_parked', () => runner.query(`DELETE FROM stream_parked WHERE parked_at < $1`, [cutoff]));
+    return result;
+  }
+
+  /**
+   * The month tables of `parent` before `cutoff`: attached, pending a detach that was interrupted,
+   * or already detached by a run that stopped before dropping them.
+   */
+  private async partitionsBefore(runner: QueryRunner, parent: string, cutoff: Date): Promise<{ name: string; month: string; attached: boolean; pending: boolean }[]> {
+    const tables: { name: string; attached: boolean; pending: boolean }[] = await runner.query(
+      `SELECT c.relname AS name, i.inhrelid IS NOT NULL AS attached, coalesce(i.inhdetachpending, false) AS pending
+       FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = $1::regclass
+       WHERE c.relkind = 'r' AND c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = $1::regclass) AND c.relname ~ ('^' || $1 || '_p[0-9]{6}$')`,
+      [parent],
+    );
+    return tables
+      .map((t) => ({ ...t, month: `${t.name.slice(-6, -2)}-${t.name.slice(-2)}` }))
+      .filter((t) => Date.parse(`${t.month}-01T00:00:00Z`) < cutoff.getTime())
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
+  /**
+   * Detaches the partition concurrently (SHARE UPDATE EXCLUSIVE on the parent: ingestion and reads
+   * go on; it waits for the transactions that still see the partition), then drops the table,
+   * which nothing reaches any more. An interrupted detach is finished with FINALIZE.
+   */
+  private async dropPartition(runner: QueryRunner, parent: string, table: { name: string; attached: boolean; pending: boolean }): Promise<void> {
+    if (table.attached) await runner.query(`ALTER TABLE "${parent}" DETACH PARTITION "${table.name}" ${table.pending ? 'FINALIZE' : 'CONCURRENTLY'}`);
+    await runner.query(`DROP TABLE IF EXISTS "${table.name}"`);
+  }
+
+  /**
+   * The read model's own retention, one workspace and at most RETENTION_BATCH rows per
+   * transaction, so an ingestion batch never waits on it for longer than one such transaction.
+   */
+  private async retain(runner: QueryRunner, projector: StreamProjector<unknown>, cutoff: Date): Promise<void> {
+    let after = '';
+    for (;;) {
+      const page = await this.workspaces.idsAfter(after, RETENTION_PAGE, runner.manager);
+      for (const workspaceId of page) {
+        let deleted: number;
+        do {
+          deleted = await runner.manager.transaction(async (manager) => {
+            // Not waiting for the WAL flush: a deletion lost in a crash is done again by the next
+            // run, and the commit spares ingestion's commits one flush per workspace.
+            await manager.query(`SET LOCAL synchronous_commit = off`);
+            return projector.retain(manager, workspaceId, cutoff, RETENTION_BATCH);
+          });
+        }
+        while (deleted === RETENTION_BATCH);
+      }
+      if (page.length < RETENTION_PAGE) return;
+      after = page[page.length - 1];
+    }
   }
 
   @Interval(MAINTENANCE_INTERVAL_MS)
@@ -337,11 +480,18 @@ export class StreamsService implements OnApplicationShutdown {
     this.groupsReady.add(stream);
   }
 
-  private async ensurePartition(table: string, at: Date, manager: EntityManager | DataSource = this.dataSource): Promise<void> {
-    const key = `${table}:${monthKey(at)}`;
-    if (this.partitions.has(key)) return;
-    await manager.query(`SELECT read_model_ensure_partition($1, $2::date)`, [table, monthStart(at).toISOString().slice(0, 10)]);
-    this.partitions.add(key);
+  private async ensurePartition(table: string, at: Date): Promise<void> {
+    if (!this.partitions.has(`${table}:${monthKey(at)}`)) await this.createPartition(table, at);
+  }
+
+  /**
+   * Creates the month's partition unless it exists, in a statement of its own (its own
+   * transaction, on `db`: never inside another transaction); the cache lists it only once that
+   * has committed.
+   */
+  private async createPartition(table: string, at: Date, db: DataSource | QueryRunner = this.dataSource): Promise<void> {
+    await db.query(`SELECT read_model_ensure_partition($1, $2::date)`, [table, monthStart(at).toISOString().slice(0, 10)]);
+    this.partitions.add(`${table}:${monthKey(at)}`);
   }
 
   /** Parses a batch; parks (and acknowledges) the malformed entries and those of unknown workspaces. */
@@ -393,9 +543,7 @@ export class StreamsService implements OnApplicationShutdown {
   /** Projects a parsed batch and acknowledges what was committed. */
   private async commit(batch: AdmittedBatch, options: PassOptions): Promise<PassResult> {
     const { projector, redis, key, valid } = batch;
-    const months = new Map<number, Date>();
-    for (const { partitionTime: at } of valid) if (at) months.set(at.getUTCFullYear() * 12 + at.getUTCMonth(), at);
-    for (const at of months.values()) await this.ensurePartition(projector.partitioned, at);
+    for (const at of monthsOf(valid)) await this.ensurePartition(projector.partitioned, at);
     const groups = new Map<string, ParsedEntry<unknown>[]>();
     for (const e of valid) {
       const list = groups.get(e.workspaceId);
@@ -410,7 +558,7 @@ export class StreamsService implements OnApplicationShutdown {
     const committed = outcomes.flatMap((o) => o.committed);
     const failed = outcomes.reduce((n, o) => n + o.failed, 0);
     if (committed.length > 0) await redis.xAck(key, GROUP, committed);
-    return { reclaimed: batch.reclaimed, fresh: batch.fresh, projected: committed.length, parked: batch.parked, failed };
+    return { reclaimed: batch.reclaimed, fresh: batch.fresh, projected: committed.length, parked: batch.parked, failed, bytes: batch.bytes };
   }
 
   /** One shard in one transaction; if that fails (and it holds several workspaces), each workspace alone. */
@@ -428,9 +576,19 @@ export class StreamsService implements OnApplicationShutdown {
     return { committed, failed };
   }
 
+  /**
+   * Projects `entries` in one transaction. A partition the cache listed but that is gone (dropped
+   * under this process, e.g. by another replica's retention) fails the transaction with a routing
+   * error: the months of the entries are created again and the transaction retried once.
+   */
   private async project(projector: StreamProjector<unknown>, entries: ParsedEntry<unknown>[], workspaceId: string | null): Promise<boolean> {
+    const attempt = () => this.dataSource.transaction((manager) => projector.project(manager, entries));
     try {
-      await this.dataSource.transaction((manager) => projector.project(manager, entries));
+      await attempt().catch(async (error: unknown) => {
+        if (!isMissingPartition(error)) throw error;
+        for (const at of monthsOf(entries)) await this.createPartition(projector.partitioned, at);
+        await attempt();
+      });
       return true;
     } catch (error) {
       if (workspaceId !== null) {

@@ -179,11 +179,19 @@ export const usageProjector: StreamProjector<UsageEntry> = {
     await insertGaps(manager, gaps);
   },
 
-  async retain(manager: EntityManager, cutoff: Date) {
-    await manager.query(
-      `DELETE FROM usage_rollups r USING workspaces w WHERE r.workspace_id = w.id AND r.dim = ANY($2) AND r.bucket < $1`,
-      [cutoff, Object.keys(DIMENSIONS)],
+  /** Rollups and gap markers older than the cutoff; raw events go with their partitions. */
+  async retain(manager: EntityManager, workspaceId: string, cutoff: Date, limit: number) {
+    // ctid: the rollup key holds a nullable value, so its rows cannot be matched back by key with IN.
+    const [{ deleted }]: { deleted: number }[] = await manager.query(
+      `WITH gone AS (
+         DELETE FROM usage_rollups WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM usage_rollups WHERE workspace_id = $1 AND dim = ANY($4) AND bucket < $2 LIMIT $3
+         )) RETURNING 1
+       )
+       SELECT count(*)::int AS deleted FROM gone`,
+      [workspaceId, cutoff, limit, Object.keys(DIMENSIONS)],
     );
-    await manager.query(`DELETE FROM usage_gaps WHERE to_at < $1`, [cutoff]);
+    await manager.query(`DELETE FROM usage_gaps WHERE workspace_id = $1 AND to_at < $2`, [workspaceId, cutoff]);
+    return deleted;
   },
 };

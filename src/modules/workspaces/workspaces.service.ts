@@ -158,6 +158,12 @@ export class WorkspacesService {
     return new Set(rows.map((r) => r.id));
   }
 
+  /** A keyset page of workspace ids in id order after `after` (`''` for the first), read in `manager`: for jobs that walk every workspace. */
+  async idsAfter(after: string, limit: number, manager: EntityManager = this.dataSource.manager): Promise<string[]> {
+    const rows: { id: string }[] = await manager.query(`SELECT id FROM workspaces WHERE id > $1 ORDER BY id LIMIT $2`, [after, limit]);
+    return rows.map((r) => r.id);
+  }
+
   /** Locks the workspace row for the rest of `tx` (the lock every workspace mutation takes), for work no operator started. */
   async lock(tx: Tx, workspaceId: string): Promise<void> {
     await tx.manager.query(`SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId]);
