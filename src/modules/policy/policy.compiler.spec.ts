@@ -139,4 +139,16 @@ describe('PolicyCompiler evaluation (replay and explain)', () => {
       await compiler.close();
     }
   });
+
+  it('leaves the last slot to compiles: a second evaluation is busy, a compile is not', async () => {
+    const compiler = new PolicyCompiler(2);
+    try {
+      const running = compiler.evaluate('k3', SOURCE, WS, [request('github.create_issue')]);
+      await expect(compiler.evaluate('k3', SOURCE, WS, [request('github.create_issue')])).rejects.toEqual(new PolicyCompilerError('policy_compiler_busy'));
+      await expect(compiler.compile(DEFAULT_POLICY)).resolves.toEqual({ valid: true, diagnostics: [] });
+      await expect(running).resolves.toEqual([expect.objectContaining({ decision: 'allow' })]);
+    } finally {
+      await compiler.close();
+    }
+  });
 });

@@ -123,14 +123,16 @@ export class PolicyCompiler implements OnModuleDestroy {
   /**
    * Evaluates `requests` against `source` (a source that compiles; `key` names it, such as its
    * hash), adding `shared` entities to every request. Chunks of EVALUATION_CHUNK requests each
-   * take a slot of the seam and give it back before the next, so a compile waits at most one chunk;
-   * a chunk that finds the seam full fails the whole evaluation with `policy_compiler_busy`.
+   * take a slot of the seam and give it back before the next. Evaluations never take the last
+   * free slot (unless the seam has only one): however many replays run, a compile (test,
+   * publish, the snapshot) always finds one. A chunk that finds no slot for it fails the whole
+   * evaluation with `policy_compiler_busy`.
    */
   async evaluate(key: string, source: string, shared: unknown[], requests: AuthorizationRequest[]): Promise<Evaluation[]> {
     const results: Evaluation[] = [];
     for (let at = 0; at < requests.length; at += EVALUATION_CHUNK) {
       if (at > 0) await new Promise((resolve) => setImmediate(resolve));
-      this.acquire();
+      this.acquire(Math.max(1, this.concurrency - 1));
       try {
         results.push(...(await this.run<Evaluation[]>({ kind: 'evaluate', key, source, shared, requests: requests.slice(at, at + EVALUATION_CHUNK) })));
       } finally {
@@ -140,8 +142,8 @@ export class PolicyCompiler implements OnModuleDestroy {
     return results;
   }
 
-  private acquire(): void {
-    if (this.inFlight >= this.concurrency) {
+  private acquire(bound = this.concurrency): void {
+    if (this.inFlight >= bound) {
       this.metrics?.compileBusy.inc();
       throw new PolicyCompilerError('policy_compiler_busy');
     }
