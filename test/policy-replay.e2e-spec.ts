@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
+import { PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { DecisionRequest, GatewayEmulator } from 'test/support/gateway-emulator';
@@ -203,7 +204,7 @@ describe('policy replay, explain and diff', () => {
       ]);
     });
 
-    it('counts receipts without a recorded request, or with a malformed one, as not replayable, and a receipt once over its revisions', async () => {
+    it('counts receipts without a recorded request, or with a malformed one, as not replayable, a receipt once over its revisions, and a refused request as an error', async () => {
       const { op, emitted } = await recorded();
       const ws = op.workspaceId;
       const now = new Date().toISOString();
@@ -216,9 +217,12 @@ describe('policy replay, explain and diff', () => {
         receiptRevision(ws, { invocation_id: invocation, receipt_revision: 1, occurred_at: now, updated_at: now, decision: 'deny', envelope: { authorization: { ...request(ws, 'key_a', 'stripe.refund'), decision: 'deny', policy_revision_id: null, determining_policies: [] } } }),
         receiptRevision(ws, { invocation_id: invocation, receipt_revision: 2, occurred_at: now, updated_at: now, decision: 'deny', envelope: { authorization: { ...request(ws, 'key_a', 'stripe.refund'), decision: 'deny', policy_revision_id: null, determining_policies: [] } } }),
       );
+      // A request Cedar refuses (a malformed entity): evaluated, counted in errors, neither unchanged nor flipped.
+      const refused = { ...request(ws, 'key_a', 'github.create_issue'), entities: [{ uid: 'not an entity' }], decision: 'allow', policy_revision_id: null, determining_policies: [] };
+      await streams.add('receipts', receiptRevision(ws, { occurred_at: now, updated_at: now, envelope: { authorization: refused } }));
       await streams.pass('receipts');
       const res = await replay(op, { cedar_text: PUBLISHED }).expect(200);
-      expect(res.body).toMatchObject({ evaluated: 6, unchanged: 6, not_replayable: 2, errors: 1 });
+      expect(res.body).toMatchObject({ evaluated: 7, unchanged: 6, flips: { allow_to_deny: 0, deny_to_allow: 0 }, not_replayable: 2, errors: 2 });
       expect(emitted).toHaveLength(5);
     });
 
@@ -260,6 +264,22 @@ describe('policy replay, explain and diff', () => {
         expect([res.status, res.body]).toEqual([422, { detail: [detail] }]);
       }
       expect((await replay(op, { limit: 100000, from: '2026-01-01T00:00:00Z', to: '2026-01-01T00:00:00.001Z' }).expect(200)).body.evaluated).toBe(0);
+    });
+
+    it('answers the seam refusals as compiles do (503), writing nothing', async () => {
+      const { op } = await recorded();
+      const compiler = t.app.get(PolicyCompiler);
+      for (const reason of ['policy_compiler_busy', 'policy_compiler_unavailable'] as const) {
+        const spy = jest.spyOn(compiler, 'evaluate').mockRejectedValueOnce(new PolicyCompilerError(reason));
+        try {
+          const res = await replay(op, { cedar_text: CHANGED });
+          expect([res.status, res.body]).toEqual([503, { detail: reason }]);
+          const explained = await explain(op, { against: 'published', ...request(op.workspaceId, 'key_a', 'stripe.refund') });
+          expect(explained.status).toBe(200); // the refusal was for one call only
+        } finally {
+          spy.mockRestore();
+        }
+      }
     });
 
     it('answers a draft that does not compile with 422 and the policy document, exactly as publish does', async () => {
