@@ -355,6 +355,7 @@ describe('policy replay, explain and diff', () => {
         [{ against: 'draft', receipt_id: plain.receipt_id, ...allowGithub(ws) }, { loc: ['body', 'receipt_id'], msg: 'provide either receipt_id or a request, not both', type: 'value_error' }],
         [{ against: 'draft', principal: { type: 'Gateway::Key', id: 'k' } }, { loc: ['body', 'action'], msg: 'field required', type: 'missing' }],
         [{ against: 'live', ...allowGithub(ws) }, { loc: ['body', 'against'], msg: expect.any(String), type: 'enum' }],
+        [{ against: 'draft', ...allowGithub(ws), entities: [{ uid: 'not an entity' }] }, { loc: ['body'], msg: 'the authorization request could not be evaluated', type: 'value_error' }],
       ];
       for (const [body, detail] of cases) {
         const res = await explain(op, body);
