@@ -202,8 +202,7 @@ export class PolicyService implements OnModuleInit {
     if (!compiled.valid) throw new PolicyRejectedError(toPolicyDocument(state, compiled));
   }
 
-  /** The seam's answer; its refusals are 503 with their reason. */
-  async compile(source: string): Promise<CompileResult> {
+  private async compile(source: string): Promise<CompileResult> {
     try {
       return await this.compiler.compile(source);
     } catch (error) {
