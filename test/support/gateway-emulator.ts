@@ -12,6 +12,7 @@
  *   gw.reset()                                         // clears switches and recorded calls
  *   gw.unseal(envelope)                                // { kind, secret } inside an envelope it issued
  *   gw.tokenLifetimeS = 60                             // `expires_at` of exchanged/refreshed tokens (default 3600)
+ *   await gw.emitDecisions({ redis, prefix }, ws, requests) // authorize with the published policy and XADD receipts carrying it
  *   await gw.stop()
  *
  * Behaviour: every call needs a service JWT (`iss` control, `aud` gateway) or answers 401.
@@ -22,12 +23,40 @@
  * envelopes (refresh checks that `refresh_envelope` is one of its own refresh envelopes, else 400
  * `{error: {code: "invalid_grant"}}`). POST /internal/v1/evidence/evaluate answers 202.
  * Requests are recorded before a switch applies, so a failed or hanging call is still recorded.
+ *
+ * Decisions: `emitDecisions` plays the gateway's authorization (CONTRACT.md 4.4): it reads the
+ * workspace's published snapshot from control's Redis key, evaluates each request with cedar-wasm
+ * against its policy (the default policy while none is published) and the snapshot's entities,
+ * and XADDs one receipt revision per request to `{prefix}:receipts` with `decision` and
+ * `envelope.authorization` (the request, the decision, `policy_revision_id`, the determining
+ * policies by `@id` or position).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { decodeJwt, jwtVerify } from 'jose';
+import { isAuthorized } from '@cedar-policy/cedar-wasm/nodejs';
+import type { RedisClientType } from 'redis';
+import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
+import { splitPolicies } from 'src/modules/policy/policy-source';
 import { verifyServiceToken } from 'test/support/service-token';
+
+/** One authorization request as the gateway builds it: entity uids are `{type, id}`; `entities` exclude the workspace entity. */
+export interface DecisionRequest {
+  principal: { type: string; id: string };
+  action: { type: string; id: string };
+  resource: { type: string; id: string };
+  context: Record<string, unknown>;
+  entities: unknown[];
+}
+
+/** What `emitDecisions` wrote for one request. */
+export interface EmittedDecision {
+  receipt_id: string;
+  decision: 'allow' | 'deny';
+  policy_revision_id: string | null;
+  determining_policies: string[];
+}
 
 export interface GatewayCall {
   path: string;
@@ -169,6 +198,65 @@ export class GatewayEmulator {
       default:
         return reply(404, { error: { code: 'not_found' } });
     }
+  }
+
+  async emitDecisions(target: { redis: RedisClientType; prefix: string }, workspaceId: string, requests: DecisionRequest[], occurredAt = new Date()): Promise<EmittedDecision[]> {
+    const raw = await target.redis.get(`${target.prefix}:snapshot:${workspaceId}`);
+    if (raw === null) throw new Error(`no published snapshot for ${workspaceId}`);
+    const snapshot = JSON.parse(raw) as { env: string; policy: { revision_id: string; cedar_text: string; entities: unknown[] } | null };
+    const source = snapshot.policy?.cedar_text ?? DEFAULT_POLICY;
+    const shared = snapshot.policy?.entities ?? [{ uid: { type: 'Gateway::Workspace', id: workspaceId }, attrs: { env: snapshot.env }, parents: [] }];
+    const ids = new Map(splitPolicies(source).map((p) => [p.cedarId, p.id]));
+    const emitted: EmittedDecision[] = [];
+    const entries: string[] = [];
+    for (const request of requests) {
+      const answer = isAuthorized({ ...request, context: request.context as never, entities: [...request.entities, ...shared] as never, policies: { staticPolicies: source } });
+      if (answer.type !== 'success') throw new Error(`cedar refused the request: ${answer.errors.map((e) => e.message).join('; ')}`);
+      const decision = answer.response.decision;
+      const authorization = {
+        ...request,
+        decision,
+        policy_revision_id: snapshot.policy?.revision_id ?? null,
+        determining_policies: answer.response.diagnostics.reason.map((id) => ids.get(id) ?? id),
+      };
+      const receiptId = `rcp_${randomBytes(8).toString('hex')}`;
+      const isTool = request.resource.type === 'Gateway::Tool';
+      const at = occurredAt.toISOString();
+      entries.push(
+        JSON.stringify({
+          workspace_id: workspaceId,
+          receipt_id: receiptId,
+          invocation_id: `inv_${randomBytes(8).toString('hex')}`,
+          receipt_revision: 1,
+          tool: isTool ? request.resource.id : null,
+          key_id: request.principal.type === 'Gateway::Key' ? request.principal.id : null,
+          connection_id: null,
+          state: decision === 'allow' ? 'completed' : 'denied',
+          decision,
+          dispatch_state: decision === 'allow' ? 'accepted' : 'not_attempted',
+          evidence_trust: 'gateway_observed',
+          verification_state: 'not_required',
+          verification_method: 'none',
+          effect_claim: null,
+          verification_evidence_trust: null,
+          vendor_http_status: null,
+          upstream_id: null,
+          latency_ms: 5,
+          usd_micros: 0,
+          attempt_count: decision === 'allow' ? 1 : 0,
+          occurred_at: at,
+          updated_at: at,
+          idempotency_key: null,
+          request_id: `req_${randomBytes(8).toString('hex')}`,
+          policy_id: null,
+          policy_revision_id: authorization.policy_revision_id,
+          envelope: { authorization },
+        }),
+      );
+      emitted.push({ receipt_id: receiptId, decision, policy_revision_id: authorization.policy_revision_id, determining_policies: authorization.determining_policies });
+    }
+    await Promise.all(entries.map((data) => target.redis.xAdd(`${target.prefix}:receipts`, '*', { data })));
+    return emitted;
   }
 
   private grant() {

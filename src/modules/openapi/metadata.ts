@@ -2,6 +2,7 @@
 export default async () => {
     const t = {
         ["../model-providers/dto/pricing.dto"]: await import("../model-providers/dto/pricing.dto"),
+        ["../policy/dto/policy.dto"]: await import("../policy/dto/policy.dto"),
         ["../webhooks/dto/evidence.dto"]: await import("../webhooks/dto/evidence.dto"),
         ["../workers/dto/workers.dto"]: await import("../workers/dto/workers.dto"),
         ["../workers/dto/workflows.dto"]: await import("../workers/dto/workflows.dto")
@@ -61,7 +62,16 @@ export default async () => {
                     }],
                 [import("../policy/dto/policy.dto"), {
                         "StoreDraftDto": { cedar_text: { required: true, type: () => String } },
-                        "PublishPolicyDto": { expected_draft_hash: { required: true, type: () => String, pattern: "^sha256:[a-f0-9]{64}$" }, expected_revision_id: { required: false, type: () => String, nullable: true, description: "Null or omitted for the first revision.", maxLength: 64 } }
+                        "PublishPolicyDto": { expected_draft_hash: { required: true, type: () => String, pattern: "^sha256:[a-f0-9]{64}$" }, expected_revision_id: { required: false, type: () => String, nullable: true, description: "Null or omitted for the first revision.", maxLength: 64 } },
+                        "ReplayPolicyDto": { from: { required: false, type: () => String, description: "Half-open UTC window (both or neither; default the last 7 days), checked by the service with the window helpers." }, to: { required: false, type: () => String }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100000 }, cedar_text: { required: false, type: () => String } },
+                        "EntityUidDto": { type: { required: true, type: () => String, minLength: 1, maxLength: 256 }, id: { required: true, type: () => String, maxLength: 1024 } },
+                        "ExplainPolicyDto": { against: { required: true, enum: ["draft", "published"] }, receipt_id: { required: false, type: () => String, description: "Take the request from this receipt (of this workspace) instead of the fields below.", minLength: 1, maxLength: 64 }, principal: { required: false, type: () => t["../policy/dto/policy.dto"].EntityUidDto }, action: { required: false, type: () => t["../policy/dto/policy.dto"].EntityUidDto }, resource: { required: false, type: () => t["../policy/dto/policy.dto"].EntityUidDto }, context: { required: false, type: "object", additionalProperties: true }, entities: { required: false, type: () => [Object] } },
+                        "PolicyDiffQueryDto": { from: { required: true, type: () => String, minLength: 1, maxLength: 64 }, to: { required: true, type: () => String, minLength: 1, maxLength: 64 } }
+                    }],
+                [import("../receipts/dto/receipts-query.dto"), {
+                        "ReceiptsQueryDto": { before: { required: false, type: () => String, minLength: 1, maxLength: 1024 }, state: { required: false, type: () => String }, evidence_trust: { required: false, type: () => String }, verification_state: { required: false, type: () => String }, decision: { required: false, type: () => String }, tool: { required: false, type: () => String, minLength: 1, maxLength: 256 }, key_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, connection_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, from: { required: false, type: () => String }, to: { required: false, type: () => String } },
+                        "ReceiptQueryDto": { revision: { required: false, type: () => Number, minimum: 1 } },
+                        "RevisionsQueryDto": { limit: { required: true, type: () => Number, default: 50, minimum: 1, maximum: 200 }, before_revision: { required: false, type: () => Number, minimum: 1 } }
                     }],
                 [import("../workers/dto/workers.dto"), {
                         "DraftWorkerDto": { job_description: { required: true, type: () => String, minLength: 1, maxLength: 4000 }, template_id: { required: false, type: () => String, maxLength: 64 }, execution_mode: { required: false, type: () => String }, permission_preset: { required: false, type: () => String } },
@@ -76,11 +86,6 @@ export default async () => {
                         "CreateWorkflowDto": { slug: { required: true, type: () => String, minLength: 1, maxLength: 64 }, display_name: { required: true, type: () => String, minLength: 1, maxLength: 200 }, description: { required: false, type: () => String, nullable: true, maxLength: 2000 } },
                         "WorkflowStepDto": { step_id: { required: true, type: () => String, minLength: 1, maxLength: 64, pattern: "^[a-z0-9][a-z0-9_-]*$" }, worker_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, depends_on: { required: false, type: () => [String], maxItems: 64 }, condition: { required: false, type: () => String, minLength: 1, maxLength: 2000 } },
                         "PatchWorkflowDto": { steps: { required: true, type: () => [t["../workers/dto/workflows.dto"].WorkflowStepDto], maxItems: 64 } }
-                    }],
-                [import("../receipts/dto/receipts-query.dto"), {
-                        "ReceiptsQueryDto": { before: { required: false, type: () => String, minLength: 1, maxLength: 1024 }, state: { required: false, type: () => String }, evidence_trust: { required: false, type: () => String }, verification_state: { required: false, type: () => String }, decision: { required: false, type: () => String }, tool: { required: false, type: () => String, minLength: 1, maxLength: 256 }, key_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, connection_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, from: { required: false, type: () => String }, to: { required: false, type: () => String } },
-                        "ReceiptQueryDto": { revision: { required: false, type: () => Number, minimum: 1 } },
-                        "RevisionsQueryDto": { limit: { required: true, type: () => Number, default: 50, minimum: 1, maximum: 200 }, before_revision: { required: false, type: () => Number, minimum: 1 } }
                     }],
                 [import("../routing/dto/routing-query.dto"), {
                         "RouteDecisionsQuery": { limit: { required: true, type: () => Number, default: 50, minimum: 1, maximum: 200 }, before: { required: false, type: () => String, minLength: 1, maxLength: 1024 }, capability: { required: false, type: () => String } }
@@ -202,7 +207,10 @@ export default async () => {
                             "get": { type: Object },
                             "storeDraft": { type: Object },
                             "test": { type: Object },
-                            "publish": {}
+                            "publish": {},
+                            "replay": { summary: "Replays the recorded decisions of a window against the draft (or `cedar_text`); writes nothing." },
+                            "explain": { summary: "One authorization request (spelled out or from a receipt) against the draft or the published revision; writes nothing." },
+                            "diff": { summary: "The policies added, removed and changed between two sources: a revision id, `draft` or `published`." }
                         }
                     }],
                 [import("../workers/runs.controller"), {

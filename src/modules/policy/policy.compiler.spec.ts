@@ -1,5 +1,5 @@
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
-import { PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
+import { AuthorizationRequest, EVALUATION_CHUNK, PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
 
 const TOOL_CALL = 'Gateway::Action::"tool.call"';
 
@@ -86,6 +86,69 @@ describe('PolicyCompiler bounds', () => {
       await expect(healthy.compile(DEFAULT_POLICY)).resolves.toEqual({ valid: true, diagnostics: [] });
     } finally {
       await healthy.close();
+    }
+  });
+});
+
+describe('PolicyCompiler evaluation (replay and explain)', () => {
+  const WS = [{ uid: { type: 'Gateway::Workspace', id: 'ws_1' }, attrs: { env: 'dev' }, parents: [] }];
+  const request = (tool: string, extra: Partial<AuthorizationRequest> = {}): AuthorizationRequest => ({
+    principal: { type: 'Gateway::Key', id: 'key_1' },
+    action: { type: 'Gateway::Action', id: 'tool.call' },
+    resource: { type: 'Gateway::Tool', id: tool },
+    context: { env: 'dev', surface: 'mcp' },
+    entities: [
+      { uid: { type: 'Gateway::Key', id: 'key_1' }, attrs: {}, parents: [{ type: 'Gateway::Workspace', id: 'ws_1' }] },
+      { uid: { type: 'Gateway::Tool', id: tool }, attrs: { name: tool, connector: tool.split('.')[0] }, parents: [{ type: 'Gateway::Workspace', id: 'ws_1' }] },
+    ],
+    ...extra,
+  });
+  const SOURCE = [
+    `permit (principal, action == ${TOOL_CALL}, resource in Gateway::Workspace::"ws_1");`,
+    `forbid (principal, action == ${TOOL_CALL}, resource) when { resource.connector == "stripe" };`,
+    `forbid (principal, action, resource) when { context.key.id == "x" };`,
+  ].join('\n');
+
+  it('decides each request with the determining policies and evaluation errors (byte offsets into the source)', async () => {
+    const compiler = new PolicyCompiler(1);
+    try {
+      const [allowed, denied, refused] = await compiler.evaluate('k1', SOURCE, WS, [
+        request('github.create_issue'),
+        request('stripe.refund'),
+        request('github.x', { principal: { type: 'Gateway::Key', id: 'key_1' }, entities: [{ uid: 'not an entity' }] }),
+      ]);
+      const keyError = { policy: 'policy2', message: expect.any(String), at: SOURCE.indexOf('context.key') };
+      expect(allowed).toEqual({ decision: 'allow', reasons: ['policy0'], errors: [keyError] });
+      expect(denied).toEqual({ decision: 'deny', reasons: ['policy1'], errors: [keyError] });
+      expect(refused).toEqual({ refused: [expect.any(String)] });
+    } finally {
+      await compiler.close();
+    }
+  });
+
+  it('evaluates in chunks, keeping order across them, and refuses with policy_compiler_busy when the seam is full', async () => {
+    const compiler = new PolicyCompiler(1);
+    try {
+      const requests = Array.from({ length: EVALUATION_CHUNK * 2 + 5 }, (_, i) => request(i % 2 ? 'stripe.refund' : 'github.create_issue'));
+      const results = await compiler.evaluate('k2', SOURCE, WS, requests);
+      expect(results.map((r) => ('decision' in r ? r.decision : 'refused'))).toEqual(requests.map((_, i) => (i % 2 ? 'deny' : 'allow')));
+      const compile = compiler.compile(DEFAULT_POLICY);
+      await expect(compiler.evaluate('k2', SOURCE, WS, [request('github.x')])).rejects.toEqual(new PolicyCompilerError('policy_compiler_busy'));
+      await compile;
+    } finally {
+      await compiler.close();
+    }
+  });
+
+  it('leaves the last slot to compiles: a second evaluation is busy, a compile is not', async () => {
+    const compiler = new PolicyCompiler(2);
+    try {
+      const running = compiler.evaluate('k3', SOURCE, WS, [request('github.create_issue')]);
+      await expect(compiler.evaluate('k3', SOURCE, WS, [request('github.create_issue')])).rejects.toEqual(new PolicyCompilerError('policy_compiler_busy'));
+      await expect(compiler.compile(DEFAULT_POLICY)).resolves.toEqual({ valid: true, diagnostics: [] });
+      await expect(running).resolves.toEqual([expect.objectContaining({ decision: 'allow' })]);
+    } finally {
+      await compiler.close();
     }
   });
 });

@@ -16,17 +16,50 @@ export class PolicyCompilerError extends Error {
 }
 
 /**
- * The worker's whole program: load the compiler once, then answer one strict validation per
- * message. An exception (a compiler panic) is reported as `failed`, never as its text.
+ * The worker's whole program: load the compiler once, then answer one message at a time, either a
+ * strict validation of a source or the evaluation of a chunk of authorization requests against a
+ * source (parsed once per distinct `key`, kept in the worker's compiler state). An exception (a
+ * compiler panic) is reported as `failed`, never as its text.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const cedar = require(workerData.compiler);
 const schema = workerData.schema;
-parentPort.on('message', (source) => {
+let parsedKey = null;
+function evaluate({ key, source, shared, requests }) {
+  if (parsedKey !== key) {
+    parsedKey = null;
+    if (cedar.preparsePolicySet('replay', { staticPolicies: source }).type !== 'success') return { failed: true };
+    parsedKey = key;
+  }
+  const results = new Array(requests.length);
+  for (let i = 0; i < requests.length; i++) {
+    const q = requests[i];
+    const answer = cedar.statefulIsAuthorized({
+      principal: q.principal, action: q.action, resource: q.resource, context: q.context,
+      entities: q.entities.concat(shared), preparsedPolicySetId: 'replay',
+    });
+    if (answer.type !== 'success') {
+      results[i] = { refused: answer.errors.map((e) => e.message) };
+      continue;
+    }
+    const { decision, diagnostics } = answer.response;
+    results[i] = {
+      decision,
+      reasons: diagnostics.reason,
+      errors: diagnostics.errors.map((e) => ({ policy: e.policyId, message: e.error.message, at: e.error.sourceLocations && e.error.sourceLocations[0] ? e.error.sourceLocations[0].start : null })),
+    };
+  }
+  return { answer: results };
+}
+parentPort.on('message', (message) => {
   let answer;
   try {
-    answer = cedar.validate({ schema, policies: { staticPolicies: source }, validationSettings: { mode: 'strict' } });
+    if (message.kind === 'evaluate') {
+      parentPort.postMessage(evaluate(message));
+      return;
+    }
+    answer = cedar.validate({ schema, policies: { staticPolicies: message.source }, validationSettings: { mode: 'strict' } });
   } catch {
     parentPort.postMessage({ failed: true });
     return;
@@ -35,10 +68,28 @@ parentPort.on('message', (source) => {
 });
 `;
 
-type WorkerReply = { answer: ValidationAnswer } | { failed: true };
+/** A Cedar authorization request as the gateway records it (CONTRACT.md 4.4): entity uids are `{type, id}`. */
+export interface AuthorizationRequest {
+  principal: { type: string; id: string };
+  action: { type: string; id: string };
+  resource: { type: string; id: string };
+  context: Record<string, unknown>;
+  entities: unknown[];
+}
+
+/** What one request came to: a decision with Cedar's policy ids, or a request Cedar refused to evaluate. */
+export type Evaluation =
+  | { decision: 'allow' | 'deny'; reasons: string[]; errors: { policy: string; message: string; at: number | null }[] }
+  | { refused: string[] };
+
+/** Requests per worker message: a replay holds one slot of the seam for one chunk at a time. */
+export const EVALUATION_CHUNK = 1000;
+
+type WorkerReply<T> = { answer: T } | { failed: true };
+type WorkerMessage = { kind: 'validate'; source: string } | { kind: 'evaluate'; key: string; source: string; shared: unknown[]; requests: AuthorizationRequest[] };
 
 /**
- * The one compiler seam shared by test, publish and the snapshot: `@cedar-policy/cedar-wasm` in
+ * The one compiler seam shared by test, publish, the snapshot and policy replay/explain: `@cedar-policy/cedar-wasm` in
  * worker threads (off the event loop), at most `concurrency` compiles in flight in this process.
  * One more is refused at once with `policy_compiler_busy`; a compile that crashes its worker or
  * outlives `timeoutMs` fails with `policy_compiler_unavailable` and its worker is replaced.
@@ -59,18 +110,44 @@ export class PolicyCompiler implements OnModuleDestroy {
 
   /** Parses and validates `source` against the gateway schema. Throws PolicyCompilerError only. */
   async compile(source: string): Promise<CompileResult> {
-    if (this.inFlight >= this.concurrency) {
-      this.metrics?.compileBusy.inc();
-      throw new PolicyCompilerError('policy_compiler_busy');
-    }
-    this.inFlight++;
+    this.acquire();
     const stopTimer = this.metrics?.compileDuration.startTimer();
     try {
-      return toCompileResult(source, await this.run(source));
+      return toCompileResult(source, await this.run<ValidationAnswer>({ kind: 'validate', source }));
     } finally {
       stopTimer?.();
       this.inFlight--;
     }
+  }
+
+  /**
+   * Evaluates `requests` against `source` (a source that compiles; `key` names it, such as its
+   * hash), adding `shared` entities to every request. Chunks of EVALUATION_CHUNK requests each
+   * take a slot of the seam and give it back before the next. Evaluations never take the last
+   * free slot (unless the seam has only one): however many replays run, a compile (test,
+   * publish, the snapshot) always finds one. A chunk that finds no slot for it fails the whole
+   * evaluation with `policy_compiler_busy`.
+   */
+  async evaluate(key: string, source: string, shared: unknown[], requests: AuthorizationRequest[]): Promise<Evaluation[]> {
+    const results: Evaluation[] = [];
+    for (let at = 0; at < requests.length; at += EVALUATION_CHUNK) {
+      if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+      this.acquire(Math.max(1, this.concurrency - 1));
+      try {
+        results.push(...(await this.run<Evaluation[]>({ kind: 'evaluate', key, source, shared, requests: requests.slice(at, at + EVALUATION_CHUNK) })));
+      } finally {
+        this.inFlight--;
+      }
+    }
+    return results;
+  }
+
+  private acquire(bound = this.concurrency): void {
+    if (this.inFlight >= bound) {
+      this.metrics?.compileBusy.inc();
+      throw new PolicyCompilerError('policy_compiler_busy');
+    }
+    this.inFlight++;
   }
 
   onModuleDestroy(): Promise<void> {
@@ -84,10 +161,10 @@ export class PolicyCompiler implements OnModuleDestroy {
     await Promise.all(all.map((w) => w.terminate()));
   }
 
-  private run(source: string): Promise<ValidationAnswer> {
+  private run<T>(message: WorkerMessage): Promise<T> {
     const worker = this.idle.pop() ?? this.spawn();
     return new Promise((resolve, reject) => {
-      const settle = (reply: WorkerReply | null, failure?: string) => {
+      const settle = (reply: WorkerReply<T> | null, failure?: string) => {
         clearTimeout(timer);
         worker.off('message', onMessage).off('error', onError).off('exit', onExit);
         if (reply && 'answer' in reply) {
@@ -99,12 +176,12 @@ export class PolicyCompiler implements OnModuleDestroy {
         this.discard(worker);
         reject(new PolicyCompilerError('policy_compiler_unavailable'));
       };
-      const onMessage = (reply: WorkerReply) => settle(reply);
+      const onMessage = (reply: WorkerReply<T>) => settle(reply);
       const onError = () => settle(null, 'worker crashed');
       const onExit = () => settle(null, 'worker exited');
       const timer = setTimeout(() => settle(null, 'timed out'), this.timeoutMs);
       worker.on('message', onMessage).on('error', onError).on('exit', onExit);
-      worker.postMessage(source);
+      worker.postMessage(message);
     });
   }
 

@@ -1,18 +1,23 @@
-import { Body, Controller, Get, HttpCode, Post, Put, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Put, Query, UseFilters } from '@nestjs/common';
 import { Action } from 'src/common/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/common/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
-import { MAX_POLICY_BYTES, PublishPolicyDto, StoreDraftDto } from 'src/modules/policy/dto/policy.dto';
+import { ExplainPolicyDto, MAX_POLICY_BYTES, MAX_REPLAY_LIMIT, PolicyDiffQueryDto, PublishPolicyDto, ReplayPolicyDto, StoreDraftDto } from 'src/modules/policy/dto/policy.dto';
 import { PolicyRejectedFilter } from 'src/modules/policy/policy-rejected.filter';
-import { POLICY_PUBLISH_SCHEMA, POLICY_SCHEMA } from 'src/modules/policy/policy.responses';
+import { POLICY_DIFF_SCHEMA, POLICY_EXPLAIN_SCHEMA, POLICY_PUBLISH_SCHEMA, POLICY_REPLAY_SCHEMA, POLICY_SCHEMA } from 'src/modules/policy/policy.responses';
+import { PolicyReplayService } from 'src/modules/policy/policy-replay.service';
 import { PolicyService } from 'src/modules/policy/policy.service';
 
 const STATE_UNAVAILABLE = '`workspace publication state is unavailable`';
+const DRAFT_REJECTED = 'The draft does not compile: the body is the policy document, `validation_state` `invalid`, with its diagnostics';
 const COMPILER_FAILED = '`policy_compiler_busy` (over the concurrency bound), `policy_compiler_unavailable`';
 
 @Controller('api/v1/workspaces/:ws/policy')
 export class PolicyController {
-  constructor(private readonly policy: PolicyService) {}
+  constructor(
+    private readonly policy: PolicyService,
+    private readonly replays: PolicyReplayService,
+  ) {}
 
   @Get()
   @Returns(POLICY_SCHEMA)
@@ -46,12 +51,51 @@ export class PolicyController {
   @Returns(POLICY_PUBLISH_SCHEMA)
   @Answers(409, '`policy draft changed`, `policy revision changed`')
   @Answers(422, '`expected_draft_hash must be sha256: followed by 64 lowercase hex characters`', 'ValidationError')
-  @Answers(422, 'The draft does not compile: the body is the policy document, `validation_state` `invalid`, with its diagnostics', POLICY_SCHEMA)
+  @Answers(422, DRAFT_REJECTED, POLICY_SCHEMA)
   @Answers(500, STATE_UNAVAILABLE)
   @Answers(503, COMPILER_FAILED)
   @Action('policy.publish')
   @UseFilters(PolicyRejectedFilter)
   publish(@Workspace() ws: WorkspaceContext, @Body() body: PublishPolicyDto) {
     return this.policy.publish(ws, body.expected_draft_hash, body.expected_revision_id ?? null);
+  }
+
+  /** Replays the recorded decisions of a window against the draft (or `cedar_text`); writes nothing. */
+  @Post('replay')
+  @HttpCode(200)
+  @Returns(POLICY_REPLAY_SCHEMA)
+  @Answers(422, `\`invalid UTC window\`, \`from and to must be provided together\`, \`limit\` 1 to ${MAX_REPLAY_LIMIT}, \`cedar_text\` as PUT takes it`, 'ValidationError')
+  @Answers(422, `${DRAFT_REJECTED} (the replayed source, \`cedar_text\` when given)`, POLICY_SCHEMA)
+  @Answers(500, STATE_UNAVAILABLE)
+  @Answers(503, COMPILER_FAILED)
+  @Action('policy.draft')
+  @UseFilters(PolicyRejectedFilter)
+  replay(@Workspace() ws: WorkspaceContext, @Body() body: ReplayPolicyDto) {
+    return this.replays.replay(ws, body);
+  }
+
+  /** One authorization request (spelled out or from a receipt) against the draft or the published revision; writes nothing. */
+  @Post('explain')
+  @HttpCode(200)
+  @Returns(POLICY_EXPLAIN_SCHEMA)
+  @Answers(404, '`receipt not found`')
+  @Answers(422, '`provide either receipt_id or a request, not both`, `receipt carries no authorization request`, `the authorization request could not be evaluated`, a missing request field', 'ValidationError')
+  @Answers(422, DRAFT_REJECTED, POLICY_SCHEMA)
+  @Answers(500, STATE_UNAVAILABLE)
+  @Answers(503, COMPILER_FAILED)
+  @Action('policy.draft')
+  @UseFilters(PolicyRejectedFilter)
+  explain(@Workspace() ws: WorkspaceContext, @Body() body: ExplainPolicyDto) {
+    return this.replays.explain(ws, body);
+  }
+
+  /** The policies added, removed and changed between two sources: a revision id, `draft` or `published`. */
+  @Get('diff')
+  @Returns(POLICY_DIFF_SCHEMA)
+  @Answers(404, '`policy revision not found`')
+  @Answers(500, STATE_UNAVAILABLE)
+  @Action('workspace.read')
+  diff(@Workspace() ws: WorkspaceContext, @Query() q: PolicyDiffQueryDto) {
+    return this.replays.diff(ws, q.from, q.to);
   }
 }

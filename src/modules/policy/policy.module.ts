@@ -7,6 +7,7 @@ import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { PolicyController } from 'src/modules/policy/policy.controller';
 import { PolicyService } from 'src/modules/policy/policy.service';
+import { PolicyReplayService } from 'src/modules/policy/policy-replay.service';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { PolicyRevision } from 'src/modules/policy/entities/policy-revision.entity';
 import { Policy } from 'src/modules/policy/entities/policy.entity';
@@ -16,6 +17,7 @@ import { Policy } from 'src/modules/policy/entities/policy.entity';
   controllers: [PolicyController],
   providers: [
     PolicyService,
+    PolicyReplayService,
     {
       provide: PolicyCompiler,
       useFactory: (config: AppConfig, metrics: MetricsService) => new PolicyCompiler(config.policyCompilerConcurrency, config.policyCompileTimeoutMs, metrics),

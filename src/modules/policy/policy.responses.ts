@@ -45,3 +45,62 @@ export const POLICY_PUBLISH_SCHEMA: Schema = closedObject({
   published_at: timestamp,
   publication: PUBLICATION_SCHEMA,
 });
+
+const decision: Schema = { enum: ['allow', 'deny'] };
+const count: Schema = { type: 'integer', minimum: 0 };
+const uid: Schema = closedObject({ type: { type: 'string' }, id: { type: 'string' } });
+const nullableString: Schema = { type: ['string', 'null'] };
+const nullablePosition: Schema = { type: ['integer', 'null'], minimum: 1 };
+
+/** The answer of POST /policy/replay. */
+export const POLICY_REPLAY_SCHEMA: Schema = closedObject({
+  draft_hash: sha256,
+  window: closedObject({ from: timestamp, to: timestamp }),
+  evaluated: count,
+  unchanged: count,
+  flips: closedObject({ allow_to_deny: count, deny_to_allow: count }),
+  not_replayable: count,
+  errors: count,
+  changes: {
+    type: 'array',
+    maxItems: 200,
+    items: closedObject({
+      action: { type: 'string' },
+      resource: uid,
+      principal_type: { type: 'string' },
+      count: { type: 'integer', minimum: 1 },
+      example: closedObject({
+        receipt_id: id,
+        key_id: nullableString,
+        tool: nullableString,
+        model: nullableString,
+        recorded_decision: decision,
+        replayed_decision: decision,
+        determining_policies: { type: 'array', items: { type: 'string' } },
+      }),
+    }),
+  },
+});
+
+/** The answer of POST /policy/explain. */
+export const POLICY_EXPLAIN_SCHEMA: Schema = closedObject({
+  against: { enum: ['draft', 'published'] },
+  revision_id: { type: ['string', 'null'] },
+  draft_hash: sha256,
+  decision,
+  determining_policies: { type: 'array', items: closedObject({ id: { type: 'string' }, line: nullablePosition, column: nullablePosition }) },
+  errors: { type: 'array', items: closedObject({ policy_id: { type: 'string' }, message: { type: 'string' }, line: nullablePosition, column: nullablePosition }) },
+});
+
+const diffSide: Schema = closedObject({ ref: { type: 'string' }, revision_id: { type: ['string', 'null'] }, draft_hash: sha256 });
+const statement: Schema = closedObject({ id: { type: 'string' }, text: { type: 'string' } });
+
+/** The answer of GET /policy/diff. */
+export const POLICY_DIFF_SCHEMA: Schema = closedObject({
+  from: diffSide,
+  to: diffSide,
+  added: { type: 'array', items: statement },
+  removed: { type: 'array', items: statement },
+  changed: { type: 'array', items: closedObject({ id: { type: 'string' }, diff: { type: 'string' } }) },
+  unchanged: count,
+});

@@ -69,7 +69,7 @@ interface RevisionRow {
 }
 
 /** The entity snapshot a revision freezes at publish time: the workspace entity every principal and resource descends from. */
-function entitySnapshot(workspaceId: string, env: Env) {
+export function entitySnapshot(workspaceId: string, env: Env) {
   return [{ uid: { type: 'Gateway::Workspace', id: workspaceId }, attrs: { env }, parents: [] }];
 }
 
@@ -138,8 +138,7 @@ export class PolicyService implements OnModuleInit {
     if (seen.draftHash !== expectedDraftHash) throw conflict('policy draft changed');
     if (seen.currentRevisionId !== expectedRevisionId) throw conflict('policy revision changed');
 
-    const compiled = await this.compile(seen.cedarText);
-    if (!compiled.valid) throw new PolicyRejectedError(toPolicyDocument(seen, compiled));
+    await this.requireCompiled(seen);
 
     const published = await this.access.mutate(ctx, async (tx, ws) => {
       await this.recheck(tx.manager, ws.id, seen);
@@ -197,6 +196,12 @@ export class PolicyService implements OnModuleInit {
     if (now.currentRevisionId !== seen.currentRevisionId) throw conflict('policy revision changed');
   }
 
+  /** Compiles the source of `state`; one that does not compile is a PolicyRejectedError (422 with its document), as publish answers. */
+  async requireCompiled(state: PolicyState): Promise<void> {
+    const compiled = await this.compile(state.cedarText);
+    if (!compiled.valid) throw new PolicyRejectedError(toPolicyDocument(state, compiled));
+  }
+
   private async compile(source: string): Promise<CompileResult> {
     try {
       return await this.compiler.compile(source);
@@ -224,7 +229,7 @@ export class PolicyService implements OnModuleInit {
   }
 
   /** Draft, current revision and the publication counters, read in `manager`; 500 when the counters cannot be read. */
-  private async readState(manager: EntityManager, ws: WorkspaceContext): Promise<PolicyState> {
+  async readState(manager: EntityManager, ws: WorkspaceContext): Promise<PolicyState> {
     const workspaceId = ws.id;
     const versions = await this.publications.versions(workspaceId, manager);
     const [found]: (StateRow | undefined)[] = await manager.query(STATE, [workspaceId]);
