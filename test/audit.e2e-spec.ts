@@ -1,6 +1,7 @@
 import { AuditService } from 'src/modules/audit/audit.service';
 import { inTransaction } from 'src/database/transaction';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { insertAuditRow } from 'test/support/audit';
 
 describe('audit listing', () => {
   let t: TestApp;
@@ -17,15 +18,7 @@ describe('audit listing', () => {
     t.http().get(`/api/v1/workspaces/${ws}/audit`).query(query).set(bearer(op));
 
   const insert = (action: string, occurredAt: string, extra: { target?: string; actor?: string | null; detail?: object } = {}) =>
-    t.db.query(`INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail, occurred_at) VALUES ($1, $2, $3, NULL, $4, $5, $6, $7)`, [
-      `aud_${Math.random().toString(16).slice(2).padEnd(24, '0').slice(0, 24)}`,
-      owner.workspaceId,
-      extra.actor === undefined ? owner.userId : extra.actor,
-      action,
-      extra.target ?? null,
-      JSON.stringify(extra.detail ?? {}),
-      occurredAt,
-    ]);
+    insertAuditRow(t.db, { workspaceId: owner.workspaceId, action, occurredAt, target: extra.target, actor: extra.actor === undefined ? owner.userId : extra.actor, detail: extra.detail });
 
   it('lists events newest first in the documented shape', async () => {
     const res = await list({ from: FROM, to: TO }).expect(200);

@@ -7,6 +7,7 @@ import { queryError } from 'src/common/http/errors';
 import { CursorValue, decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
+import { ChainedRow, formatChainTime, GENESIS_HASH, linkHash } from 'src/modules/audit/audit-chain';
 import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail } from 'src/modules/audit/audit-vocabulary';
 
 export interface AuditEntry {
@@ -57,20 +58,36 @@ export function toAuditEvent(row: AuditRow) {
 export class AuditService {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Writes the audit row inside the caller's transaction, with the detail sanitized. */
+  /**
+   * Writes the audit row inside the caller's transaction, with the detail sanitized, as the next
+   * link of the workspace's chain. The upsert locks the workspace's chain head until the act
+   * commits or rolls back, so seqs follow commit order without gap or duplicate and a rolled-back
+   * act leaves no link. The only writer of `audit_events`.
+   */
   async record(tx: Tx, entry: AuditEntry): Promise<void> {
+    const [head]: { seq: string; chain_hash: string; now: Date }[] = await tx.manager.query(
+      `INSERT INTO audit_chain_heads (workspace_id, seq, chain_hash) VALUES ($1, 0, $2)
+       ON CONFLICT (workspace_id) DO UPDATE SET seq = audit_chain_heads.seq
+       RETURNING seq, chain_hash, date_trunc('milliseconds', clock_timestamp()) AS now`,
+      [entry.workspaceId, GENESIS_HASH],
+    );
     const email = entry.actor?.email ?? null;
+    const row: ChainedRow = {
+      workspace_id: entry.workspaceId,
+      seq: Number(head.seq) + 1,
+      event_id: newId('aud'),
+      actor: { user_id: entry.actor?.userId ?? null, email: email !== null && email.length <= MAX_AUDIT_EMAIL ? email : null },
+      action: entry.action,
+      target: entry.target !== null && entry.target.length <= MAX_AUDIT_TARGET ? entry.target : null,
+      detail: sanitizeAuditDetail(entry.detail),
+      occurred_at: formatChainTime(head.now),
+    };
+    const chainHash = linkHash(head.chain_hash, row);
     await tx.manager.query(
-      `INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [
-        newId('aud'),
-        entry.workspaceId,
-        entry.actor?.userId ?? null,
-        email !== null && email.length <= MAX_AUDIT_EMAIL ? email : null,
-        entry.action,
-        entry.target !== null && entry.target.length <= MAX_AUDIT_TARGET ? entry.target : null,
-        JSON.stringify(sanitizeAuditDetail(entry.detail)),
-      ],
+      `WITH head AS (UPDATE audit_chain_heads SET seq = $8, chain_hash = $9 WHERE workspace_id = $2)
+       INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail, occurred_at, seq, chain_hash)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $8, $9)`,
+      [row.event_id, row.workspace_id, row.actor.user_id, row.actor.email, row.action, row.target, JSON.stringify(row.detail), row.seq, chainHash, head.now],
     );
   }
 
