@@ -196,4 +196,100 @@ describe('tamper-evident audit trail', () => {
       expect(linesOf(viewer.body)[0]).toMatchObject({ seq: 1, action: 'workspace.create' });
     });
   });
+
+  describe('tampering', () => {
+    /** A workspace with rows 1..6 and a checkpoint at 6, tampered with in the database, then exported, verified and checked. */
+    const caught = async (tamper: (ws: string) => Promise<unknown>) => {
+      const op = await t.signIn();
+      await record(op.workspaceId, 5);
+      await trail().checkpoint(op.workspaceId);
+      await tamper(op.workspaceId);
+      const file = join(dir, `${op.workspaceId}.ndjson`);
+      writeFileSync(file, (await exportOf(op).expect(200)).body);
+      return { verify: (await verifyExportFile(file, jwks)).failure, check: (await trail().check(op.workspaceId))!.failure };
+    };
+    const both = (seq: number, reason: string) => ({ verify: { seq, reason }, check: { seq, reason } });
+    const stored = async (ws: string): Promise<StoredAuditRow[]> =>
+      t.db.query(`SELECT id, workspace_id, seq, actor_user_id, actor_email, action, target, detail, occurred_at, chain_hash FROM audit_events WHERE workspace_id = $1 ORDER BY seq`, [ws]);
+
+    it('an untouched trail verifies and checks', async () => {
+      expect(await caught(() => Promise.resolve())).toEqual({ verify: null, check: null });
+    });
+
+    it("catches a row's changed detail as modified", async () => {
+      expect(await caught((ws) => t.db.query(`UPDATE audit_events SET detail = '{"reason": "nothing happened"}' WHERE workspace_id = $1 AND seq = 3`, [ws]))).toEqual(both(3, 'modified'));
+    });
+
+    it('catches a deleted row as missing', async () => {
+      expect(await caught((ws) => t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq = 3`, [ws]))).toEqual(both(3, 'missing'));
+      expect(await caught((ws) => t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq = 1`, [ws]))).toEqual(both(1, 'missing'));
+    });
+
+    it("catches two rows' swapped seq as reordered", async () => {
+      const swap = async (ws: string) => {
+        await t.db.query(`UPDATE audit_events SET seq = -1 WHERE workspace_id = $1 AND seq = 3`, [ws]);
+        await t.db.query(`UPDATE audit_events SET seq = 3 WHERE workspace_id = $1 AND seq = 4`, [ws]);
+        await t.db.query(`UPDATE audit_events SET seq = 4 WHERE workspace_id = $1 AND seq = -1`, [ws]);
+      };
+      expect(await caught(swap)).toEqual(both(3, 'reordered'));
+    });
+
+    it('catches a dropped tail, head rewound with it, as truncated before checkpoint', async () => {
+      const drop = async (ws: string) => {
+        await t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq > 4`, [ws]);
+        await t.db.query(`UPDATE audit_chain_heads h SET seq = 4, chain_hash = a.chain_hash FROM audit_events a WHERE a.workspace_id = h.workspace_id AND a.seq = 4 AND h.workspace_id = $1`, [ws]);
+      };
+      expect(await caught(drop)).toEqual(both(5, 'truncated before checkpoint'));
+    });
+
+    it('catches a rewritten history re-chained and re-signed with a foreign key as a bad signature', async () => {
+      const foreign = generateKeyPairSync('ed25519').privateKey;
+      const rewrite = async (ws: string) => {
+        await t.db.query(`UPDATE audit_events SET detail = '{"reason": "nothing happened"}' WHERE workspace_id = $1 AND seq = 2`, [ws]);
+        let prev = GENESIS_HASH;
+        for (const row of await stored(ws)) {
+          prev = linkHash(prev, toChainedRow(row));
+          await t.db.query(`UPDATE audit_events SET chain_hash = $3 WHERE workspace_id = $1 AND seq = $2`, [ws, row.seq, prev]);
+        }
+        await t.db.query(`UPDATE audit_chain_heads SET chain_hash = $2 WHERE workspace_id = $1`, [ws, prev]);
+        const payload = { workspace_id: ws, seq: 6, chain_hash: prev, signed_at: new Date().toISOString() };
+        await t.db.query(`UPDATE audit_checkpoints SET chain_hash = $2, jws = $3 WHERE workspace_id = $1 AND seq = 6`, [ws, prev, signCompactJws(foreign, publicJwk(foreign).kid, payload)]);
+      };
+      expect(await caught(rewrite)).toEqual(both(6, 'bad signature'));
+    });
+
+    it('catches a re-chained history that still carries the genuine checkpoint as modified at the checkpoint', async () => {
+      const rechain = async (ws: string) => {
+        await t.db.query(`UPDATE audit_events SET detail = '{}' WHERE workspace_id = $1 AND seq = 2`, [ws]);
+        let prev = GENESIS_HASH;
+        for (const row of await stored(ws)) {
+          prev = linkHash(prev, toChainedRow(row));
+          await t.db.query(`UPDATE audit_events SET chain_hash = $3 WHERE workspace_id = $1 AND seq = $2`, [ws, row.seq, prev]);
+        }
+      };
+      expect(await caught(rechain)).toEqual(both(6, 'modified'));
+    });
+
+    it('catches edits of the export file itself: lines swapped, a row dropped, a checkpoint forged', async () => {
+      const op = await t.signIn();
+      await record(op.workspaceId, 5);
+      await trail().checkpoint(op.workspaceId);
+      const lines = (await exportOf(op).expect(200)).body.trim().split('\n');
+      const verifyLines = async (edited: string[]) => {
+        const file = join(dir, `edited-${Math.random().toString(36).slice(2)}.ndjson`);
+        writeFileSync(file, `${edited.join('\n')}\n`);
+        return (await verifyExportFile(file, jwks)).failure;
+      };
+      expect(await verifyLines(lines)).toBeNull();
+      expect(await verifyLines([lines[0], lines[1], lines[3], lines[2], ...lines.slice(4)])).toEqual({ seq: 3, reason: 'reordered' });
+      expect(await verifyLines([...lines.slice(0, 5), ...lines.slice(6)])).toEqual({ seq: 6, reason: 'truncated before checkpoint' });
+      const forged = JSON.parse(lines[6]) as { checkpoint: string };
+      const [h, p, sig] = forged.checkpoint.split('.');
+      const payload = { ...JSON.parse(Buffer.from(p, 'base64url').toString()), seq: 9 };
+      const tamperedCheckpoint = JSON.stringify({ checkpoint: [h, Buffer.from(JSON.stringify(payload)).toString('base64url'), sig].join('.') });
+      expect(await verifyLines([...lines, tamperedCheckpoint])).toEqual({ seq: 9, reason: 'bad signature' });
+      const edited = JSON.parse(lines[4]) as { target: string };
+      expect(await verifyLines([...lines.slice(0, 4), JSON.stringify({ ...edited, target: 'key_other' }), ...lines.slice(5)])).toEqual({ seq: 5, reason: 'modified' });
+    });
+  });
 });

@@ -82,7 +82,9 @@ export class ChainVerifier {
       this.fail(payload.seq, 'bad signature');
       return;
     }
-    this.vouched.set(payload.seq, payload.chain_hash);
+    // Two genuine checkpoints of one seq that disagree: the row cannot match both.
+    const earlier = this.vouched.get(payload.seq);
+    this.vouched.set(payload.seq, earlier === undefined || earlier === payload.chain_hash ? payload.chain_hash : 'conflicting checkpoints');
   }
 
   row(row: ExportedRow): void {
