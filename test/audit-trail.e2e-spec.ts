@@ -34,7 +34,7 @@ describe('tamper-evident audit trail', () => {
 
   const trail = () => t.app.get(AuditTrailService);
   const exportOf = (op: Operator, query: Record<string, string | number> = {}, ws = op.workspaceId) =>
-    t.http().get(`/api/v1/workspaces/${ws}/audit/export`).query(query).set(bearer(op)).buffer(true).parse(text);
+    t.http().get(`/api/v1/workspaces/${ws}/audit/export`).query(query).set(bearer(op)).buffer(true).parse(text as never);
   const linesOf = (body: string) => body.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
   const rowsOf = (ws: string): Promise<{ seq: string; chain_hash: string; action: string }[]> =>
     t.db.query(`SELECT seq, chain_hash, action FROM audit_events WHERE workspace_id = $1 ORDER BY seq`, [ws]);

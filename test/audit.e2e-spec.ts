@@ -132,4 +132,12 @@ describe('audit listing', () => {
     const kept = await list({ ...recent, action: 'pricing.replace', limit: 1 }).expect(200);
     expect(kept.body.events[0]).toMatchObject({ actor: { email: okEmail }, target: 't'.repeat(256) });
   });
+
+  it("keeps exactly the specification's detail allow-list in the listing; the extra stored keys stay in the row", async () => {
+    await insert('key.mint', '2034-01-01T00:00:00Z', { target: 'key_spec', detail: { agent_id: 'a', prefix: 'ob_test', last4: 'abcd', tools_mode: 'progressive', scopes: ['llm'] } });
+    await insert('model_connection.start', '2034-01-01T00:00:01Z', { target: 'conn_spec', detail: { connection_id: 'conn_spec', model_pattern: 'gpt-*' } });
+    const res = await list({ from: '2034-01-01T00:00:00Z', to: '2034-01-02T00:00:00Z' }).expect(200);
+    expect(res.body.events.map((e: { detail: object }) => e.detail)).toEqual([{ connection_id: 'conn_spec' }, { agent_id: 'a', prefix: 'ob_test', last4: 'abcd' }]);
+    expect(await t.db.query(`SELECT detail FROM audit_events WHERE target = 'key_spec'`)).toEqual([{ detail: { agent_id: 'a', prefix: 'ob_test', last4: 'abcd', tools_mode: 'progressive', scopes: ['llm'] } }]);
+  });
 });

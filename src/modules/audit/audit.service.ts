@@ -8,7 +8,7 @@ import { CursorValue, decodeCursor, encodeCursor } from 'src/common/pagination/c
 import { formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
 import { ChainedRow, formatChainTime, GENESIS_HASH, linkHash } from 'src/modules/audit/audit-chain';
-import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail } from 'src/modules/audit/audit-vocabulary';
+import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail, STORED_ONLY_DETAIL_KEYS } from 'src/modules/audit/audit-vocabulary';
 
 export interface AuditEntry {
   workspaceId: string;
@@ -48,7 +48,9 @@ export function toAuditEvent(row: AuditRow) {
     actor: { user_id: row.actor_user_id, email: row.actor_email },
     action: row.action,
     target: row.target,
-    detail: row.detail,
+    // The keys stored beyond the specification's allow-list are dropped here only; any other
+    // unexpected key is left for the schema check to refuse (a corrupted row, never shown).
+    detail: Object.fromEntries(Object.entries(row.detail).filter(([key]) => !STORED_ONLY_DETAIL_KEYS.has(key))),
     occurred_at: formatTimeRequired(row.occurred_at),
   };
 }

@@ -93,7 +93,7 @@ export default async () => {
                         "DeleteQualifierQuery": { expected_revision: { required: false, type: () => Number, minimum: 1 } }
                     }],
                 [import("../usage/dto/usage-query.dto"), {
-                        "UsageQueryDto": { group_by: { required: true, default: "kind", enum: ["kind", "key", "tool", "model", "provider"] } }
+                        "UsageQueryDto": { group_by: { required: true, default: "kind", enum: ["key", "kind", "tool", "model", "provider"] } }
                     }],
                 [import("../webhooks/dto/evidence.dto"), {
                         "EvidenceResultDto": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, outcome: { required: true, enum: ["failed", "passed", "inconclusive"] }, trust: { required: true, enum: ["gateway_observed", "broker_attested", "vendor_signed", "connector_attested", "untrusted"] } },
