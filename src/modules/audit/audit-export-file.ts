@@ -4,11 +4,12 @@ import { createInterface } from 'node:readline';
 import { Jwks } from 'src/common/signing/jws';
 import { ChainVerifier, ExportedRow, VerifySummary } from 'src/modules/audit/audit-verifier';
 
-async function* lines(path: string): AsyncGenerator<{ n: number; value: Record<string, unknown> }> {
+/** The file's JSON objects; with `only`, just the lines containing that text are parsed. */
+async function* lines(path: string, only?: string): AsyncGenerator<{ n: number; value: Record<string, unknown> }> {
   let n = 0;
   for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
     n += 1;
-    if (line.trim() === '') continue;
+    if (line.trim() === '' || (only !== undefined && !line.includes(only))) continue;
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -26,7 +27,7 @@ async function* lines(path: string): AsyncGenerator<{ n: number; value: Record<s
  */
 export async function verifyExportFile(path: string, keys: Jwks): Promise<VerifySummary> {
   const verifier = new ChainVerifier(keys);
-  for await (const { value } of lines(path)) {
+  for await (const { value } of lines(path, '"checkpoint"')) {
     if ('checkpoint' in value) verifier.checkpoint(String(value.checkpoint));
   }
   for await (const { value } of lines(path)) {
