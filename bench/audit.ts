@@ -10,6 +10,7 @@
  *    every 100 ms; then the verification `audit:verify` runs, in its own process under
  *    `/usr/bin/time` (its time, peak RSS; the CLI's own start-up is left out). A
  *    BENCH_AUDIT_ROWS / 10 export first shows the memory does not grow with the trail.
+ * BENCH_AUDIT_PART=mutations|trail runs one part only.
  * Run: `NODE_PATH=. node -r ts-node/register/transpile-only bench/audit.ts` with the PostgreSQL and
  * Redis of `npm test`. Fresh databases are created and dropped.
  */
@@ -213,8 +214,9 @@ async function exportAndVerify(): Promise<string[]> {
 
 async function main(): Promise<void> {
   const started = new Date().toISOString();
-  const mutations = await mutationCost();
-  const trail = await exportAndVerify();
+  const part = process.env.BENCH_AUDIT_PART;
+  const mutations = part === 'trail' ? [] : await mutationCost();
+  const trail = part === 'mutations' ? [] : await exportAndVerify();
   process.stdout.write(
     [
       `${started}, node ${process.version}, rounds ${ROUNDS} x ${DURATION_MS} ms`,

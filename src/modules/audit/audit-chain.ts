@@ -27,6 +27,20 @@ export function linkHash(prevHash: string, row: ChainedRow): string {
   return createHash('sha256').update(Buffer.from(prevHash, 'hex')).update(canonicalJson(row), 'utf8').digest('hex');
 }
 
+/**
+ * The row's canonical JSON around its two values the database decides (`occurred_at` and `seq`):
+ * `before + occurred_at + between + seq + after` is `canonicalJson(row)`, members in sorted order
+ * (action, actor, detail, event_id, occurred_at, seq, target, workspace_id).
+ */
+export function canonicalParts(row: Omit<ChainedRow, 'seq' | 'occurred_at'>): { before: string; between: string; after: string } {
+  const j = (value: unknown) => canonicalJson(value);
+  return {
+    before: `{"action":${j(row.action)},"actor":${j(row.actor)},"detail":${j(row.detail)},"event_id":${j(row.event_id)},"occurred_at":"`,
+    between: `","seq":`,
+    after: `,"target":${j(row.target)},"workspace_id":${j(row.workspace_id)}}`,
+  };
+}
+
 /** A stored `audit_events` row read back as the chained fields. */
 export interface StoredAuditRow {
   id: string;

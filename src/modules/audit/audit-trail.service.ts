@@ -54,9 +54,10 @@ export class AuditTrailService {
   /**
    * The trail as NDJSON lines, pulled one at a time (the caller's backpressure): rows in seq order
    * read in batches, then the stored checkpoints of the range, then a fresh checkpoint of the last
-   * row. Bounds are read first, so rows appended meanwhile are not half-included.
+   * row. The bounds are read here, before any byte is sent (a failure is still an ordinary error
+   * answer), so rows appended meanwhile are not half-included.
    */
-  async *exportLines(workspaceId: string, range: SeqRange): AsyncGenerator<string> {
+  async exportLines(workspaceId: string, range: SeqRange): Promise<AsyncGenerator<string>> {
     const from = range.from ?? 1;
     const [bounds]: { head: string | null; checkpointed: string | null }[] = await this.dataSource.query(
       `SELECT (SELECT seq FROM audit_chain_heads WHERE workspace_id = $1) AS head, (SELECT max(seq) FROM audit_checkpoints WHERE workspace_id = $1) AS checkpointed`,
@@ -66,6 +67,10 @@ export class AuditTrailService {
     const rowsTo = Math.min(range.to ?? head, head);
     // A checkpoint beyond the stored rows is what reveals a dropped tail: never clamp it to the head.
     const checkpointsTo = range.to ?? Math.max(head, Number(bounds.checkpointed ?? 0));
+    return this.lines(workspaceId, from, rowsTo, checkpointsTo);
+  }
+
+  private async *lines(workspaceId: string, from: number, rowsTo: number, checkpointsTo: number): AsyncGenerator<string> {
     let last: ExportedRow | null = null;
     for await (const row of this.rows(workspaceId, from, rowsTo)) {
       last = row;

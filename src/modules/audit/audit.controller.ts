@@ -36,9 +36,11 @@ export class AuditController {
   @Streams(NDJSON, 'One line per row in seq order (the stored row plus `seq`, `prev_hash`, `chain_hash`), then `{"checkpoint": "<jws>"}` lines: the stored checkpoints of the range, then a fresh one of the last row')
   @Answers(422, '`from_seq must not exceed to_seq`', 'ValidationError')
   @Action('audit.read')
-  export(@Workspace() ws: WorkspaceContext, @Query() q: AuditExportQueryDto) {
+  async export(@Workspace() ws: WorkspaceContext, @Query() q: AuditExportQueryDto) {
     if (q.from_seq !== undefined && q.to_seq !== undefined && q.from_seq > q.to_seq) throw queryError('from_seq', 'from_seq must not exceed to_seq');
-    const lines = Readable.from(this.trail.exportLines(ws.id, { from: q.from_seq, to: q.to_seq }), { objectMode: false });
+    const lines = Readable.from(await this.trail.exportLines(ws.id, { from: q.from_seq, to: q.to_seq }), { objectMode: false });
+    // A failure once lines are sent destroys the connection (StreamableFile's default): a cut
+    // export never looks complete.
     return new StreamableFile(lines, { type: NDJSON, disposition: `attachment; filename="audit-${ws.id}.ndjson"` });
   }
 }
