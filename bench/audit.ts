@@ -6,7 +6,8 @@
  *    database, in alternating rounds: one caller (latency) and 8 callers on one workspace
  *    (contention on the chain head). Median of BENCH_ROUNDS (3) rounds of BENCH_DURATION_MS (3000).
  * 2. Exporting and verifying BENCH_AUDIT_ROWS (1,000,000) rows of one workspace: control runs as its
- *    own process (`src/main.ts`), the export is streamed to a file, its resident memory sampled
+ *    own process (`src/main.ts`, V8 heap capped at BENCH_SERVER_HEAP_MB, 192), the export is
+ *    streamed to a file, the server's resident memory sampled
  *    every 100 ms; then the verification `audit:verify` runs, in its own process under
  *    `/usr/bin/time` (its time, peak RSS; the CLI's own start-up is left out). A
  *    BENCH_AUDIT_ROWS / 10 export first shows the memory does not grow with the trail.
@@ -18,7 +19,7 @@ import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { get } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { DataSource } from 'typeorm';
 import { Tx } from 'src/database/transaction';
@@ -37,6 +38,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
 const ROWS = Number(process.env.BENCH_AUDIT_ROWS ?? 1_000_000);
 const ROOT = join(__dirname, '..');
+/** The server's V8 heap cap during the export: an export that held rows would fail under it. */
+const SERVER_HEAP_MB = Number(process.env.BENCH_SERVER_HEAP_MB ?? 192);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** The writer as it was before the chain (commit a3663e4): one INSERT, nothing locked. */
@@ -157,7 +160,7 @@ async function exportAndVerify(): Promise<string[]> {
   const port = 3911;
   const base = `http://127.0.0.1:${port}`;
   const env = { PATH: process.env.PATH, NODE_PATH: ROOT, DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: `bencha${port}`, DEV_IDENTITY: '1', PUBLIC_URL: base, IDENTITY_ISSUER: `${base}/dev-identity`, LOG_LEVEL: 'error', PORT: String(port), HOST: '127.0.0.1' };
-  const server: ChildProcess = spawn(process.execPath, ['-r', require.resolve('ts-node/register/transpile-only'), join(ROOT, 'src/main.ts')], { cwd: ROOT, env, stdio: 'ignore' });
+  const server: ChildProcess = spawn(process.execPath, [`--max-old-space-size=${SERVER_HEAP_MB}`, '-r', require.resolve('ts-node/register/transpile-only'), join(ROOT, 'src/main.ts')], { cwd: ROOT, env, stdio: 'ignore' });
   const db = new DataSource(dataSourceOptions(database.url, 2));
   await db.initialize();
   const dir = mkdtempSync(join(tmpdir(), 'bench-audit-'));
@@ -181,8 +184,9 @@ async function exportAndVerify(): Promise<string[]> {
       let peak = rssBefore;
       const sampler = setInterval(() => (peak = Math.max(peak, rssOf(server.pid!))), 100);
       const e0 = Date.now();
-      const res = await fetch(`${base}/api/v1/workspaces/${ws}/audit/export`, { headers: { authorization: `Bearer ${token}` } });
-      await pipeline(Readable.fromWeb(res.body as never), createWriteStream(file));
+      await new Promise<void>((resolve, reject) =>
+        get(`${base}/api/v1/workspaces/${ws}/audit/export`, { headers: { authorization: `Bearer ${token}` } }, (res) => pipeline(res, createWriteStream(file)).then(resolve, reject)).on('error', reject),
+      );
       const exportS = (Date.now() - e0) / 1000;
       clearInterval(sampler);
       // The verification alone (src/modules/audit/audit-export-file.ts, what `audit:verify` runs
@@ -219,7 +223,7 @@ async function main(): Promise<void> {
   const trail = part === 'mutations' ? [] : await exportAndVerify();
   process.stdout.write(
     [
-      `${started}, node ${process.version}, rounds ${ROUNDS} x ${DURATION_MS} ms`,
+      `${started}, node ${process.version}, rounds ${ROUNDS} x ${DURATION_MS} ms, export server heap capped at ${SERVER_HEAP_MB} MB`,
       '',
       '| Mutation | mints/s | p50 ms | of before |',
       '|---|---|---|---|',

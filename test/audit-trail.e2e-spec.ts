@@ -7,6 +7,7 @@ import { Jwks, publicJwk, signCompactJws, verifyCompactJws } from 'src/common/si
 import { inTransaction } from 'src/database/transaction';
 import { GENESIS_HASH, linkHash, StoredAuditRow, toChainedRow } from 'src/modules/audit/audit-chain';
 import { verifyExportFile } from 'src/modules/audit/audit-export-file';
+import { AuditCheckpointJob } from 'src/modules/audit/audit-checkpoint.job';
 import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
@@ -61,6 +62,19 @@ describe('tamper-evident audit trail', () => {
       const [c] = (await trail().checkpoint(owner.workspaceId))!;
       const [{ jws }] = await t.db.query(`SELECT jws FROM audit_checkpoints WHERE workspace_id = $1 AND seq = $2`, [owner.workspaceId, c.seq]);
       expect(verifyCompactJws(jws, jwks)).toEqual({ ok: true, kid: jwks.keys[0].kid, payload: c });
+    });
+
+    it('signs, on each pass of the scheduled job, the workspaces whose chain grew since their last checkpoint, once', async () => {
+      const op = await t.signIn();
+      const job = t.app.get(AuditCheckpointJob);
+      await job.tick();
+      const kept = () => t.db.query(`SELECT seq, chain_hash FROM audit_checkpoints WHERE workspace_id = $1 ORDER BY seq`, [op.workspaceId]);
+      expect(await kept()).toEqual([{ seq: '1', chain_hash: (await rowsOf(op.workspaceId))[0].chain_hash }]);
+      await job.tick();
+      expect(await kept()).toHaveLength(1);
+      await record(op.workspaceId, 2);
+      await job.tick();
+      expect((await kept()).map((c: { seq: string }) => c.seq)).toEqual(['1', '3']);
     });
 
     it('publishes the previous key beside the current one during a rotation', async () => {

@@ -70,12 +70,20 @@ export class AuditTrailService {
     return this.lines(workspaceId, from, rowsTo, checkpointsTo);
   }
 
+  /** One chunk per batch of rows (a write, and an HTTP chunk, per line would cost more than the line). */
   private async *lines(workspaceId: string, from: number, rowsTo: number, checkpointsTo: number): AsyncGenerator<string> {
     let last: ExportedRow | null = null;
+    let chunk = '';
+    let count = 0;
     for await (const row of this.rows(workspaceId, from, rowsTo)) {
       last = row;
-      yield `${canonicalJson(row)}\n`;
+      chunk += `${canonicalJson(row)}\n`;
+      if (++count % TRAIL_BATCH === 0) {
+        yield chunk;
+        chunk = '';
+      }
     }
+    if (chunk) yield chunk;
     for await (const jws of this.checkpoints(workspaceId, from, checkpointsTo)) yield `${canonicalJson({ checkpoint: jws })}\n`;
     if (last) yield `${canonicalJson({ checkpoint: this.signing.sign(this.payload(workspaceId, last.seq, last.chain_hash)) })}\n`;
   }
