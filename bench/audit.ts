@@ -16,7 +16,7 @@
  * Redis of `npm test`. Fresh databases are created and dropped.
  */
 import { ChildProcess, execFile, spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { get } from 'node:http';
@@ -211,6 +211,7 @@ async function exportAndVerify(): Promise<string[]> {
     return out;
   } finally {
     server.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
     await db.destroy();
     await database.drop();
   }
