@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson } from 'src/common/crypto/crypto';
@@ -31,7 +31,10 @@ describe('tamper-evident audit trail', () => {
     owner = await t.signIn('trail-owner');
     jwks = (await t.http().get('/.well-known/control-signing-keys.json').expect(200)).body;
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   const trail = () => t.app.get(AuditTrailService);
   const exportOf = (op: Operator, query: Record<string, string | number> = {}, ws = op.workspaceId) =>

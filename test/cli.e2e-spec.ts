@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
@@ -133,5 +133,6 @@ describe('operations CLI', () => {
     const [badFile, badDb] = await Promise.all([cli(['audit:verify', file, '--keys', keys], env), cli(['audit:check', op.workspaceId], env)]);
     expect(badFile).toMatchObject({ code: 1, stdout: '', stderr: 'audit trail broken at seq 1: modified\n' });
     expect(badDb).toMatchObject({ code: 1, stdout: '', stderr: 'audit trail broken at seq 1: modified\n' });
+    rmSync(dir, { recursive: true, force: true });
   }, 180_000);
 });
