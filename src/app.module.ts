@@ -2,6 +2,7 @@ import { DynamicModule, Global, Inject, MiddlewareConsumer, Module, NestModule }
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CommonModule } from 'src/common/common.module';
+import { SigningModule } from 'src/common/signing/signing.module';
 import { ExpressBodyMiddleware } from 'src/common/http/body';
 import { NO_STORE_ROUTES, NoStoreMiddleware } from 'src/common/http/no-store.middleware';
 import { AccessLogMiddleware } from 'src/common/logging/access-log.middleware';
@@ -30,7 +31,7 @@ import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module';
 
 /** Every domain module; infrastructure first. */
-export const DOMAIN_MODULES = [HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, KeysModule, InternalModule, ApprovalsModule, WorkersModule, PolicyModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule, DemoModule];
+export const DOMAIN_MODULES = [SigningModule, HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, KeysModule, InternalModule, ApprovalsModule, WorkersModule, PolicyModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule, DemoModule];
 
 @Global()
 @Module({})

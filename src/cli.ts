@@ -10,8 +10,11 @@ import { demoReport } from 'src/modules/demo/demo-report';
 import { DemoSeeder } from 'src/modules/demo/demo.seeder';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
+import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
+import { loadKeys, verifyExportFile } from 'src/modules/audit/audit-export-file';
+import { describeVerification } from 'src/modules/audit/audit-verifier';
 
-const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | demo:seed [--workspace ws_id] | migration:run>';
+const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | demo:seed [--workspace ws_id] | audit:checkpoint [ws_id] | audit:check <ws_id> | audit:verify FILE [--keys FILE_OR_URL] | migration:run>';
 
 class CliError extends Error {}
 
@@ -79,6 +82,33 @@ async function run(argv: string[]): Promise<string> {
     case 'demo:seed': {
       const { values } = parseArgs({ args: rest, options: { workspace: { type: 'string' } }, strict: true });
       return withApp(config, async (get) => demoReport(await get(DemoSeeder).seed(values.workspace), config));
+    }
+    case 'audit:checkpoint': {
+      const [ws] = rest;
+      if (rest.length > 1) throw new CliError(USAGE);
+      const signed = await withApp(config, (get) => get(AuditTrailService).checkpoint(ws));
+      if (!signed) throw new CliError(`workspace not found: ${ws}`);
+      return signed.length ? signed.map((c) => `${c.workspace_id} checkpoint at seq ${c.seq}`).join('\n') : 'no audit chain grew since its last checkpoint';
+    }
+    case 'audit:check': {
+      const [ws] = rest;
+      if (!ws || rest.length !== 1) throw new CliError(USAGE);
+      const summary = await withApp(config, (get) => get(AuditTrailService).check(ws));
+      if (!summary) throw new CliError(`workspace not found: ${ws}`);
+      if (!summary.ok) throw new CliError(describeVerification(summary));
+      return describeVerification(summary);
+    }
+    case 'audit:verify': {
+      const { values, positionals } = parseArgs({ args: rest, options: { keys: { type: 'string' } }, allowPositionals: true, strict: true });
+      if (positionals.length !== 1) throw new CliError(USAGE);
+      const keys = await loadKeys(values.keys ?? `${config.publicUrl}/.well-known/control-signing-keys.json`).catch((error: Error) => {
+        throw new CliError(error.message);
+      });
+      const summary = await verifyExportFile(positionals[0], keys).catch((error: Error) => {
+        throw new CliError(error.message);
+      });
+      if (!summary.ok) throw new CliError(describeVerification(summary));
+      return describeVerification(summary);
     }
     default:
       throw new CliError(USAGE);

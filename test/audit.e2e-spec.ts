@@ -1,6 +1,7 @@
 import { AuditService } from 'src/modules/audit/audit.service';
 import { inTransaction } from 'src/database/transaction';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { insertAuditRow } from 'test/support/audit';
 
 describe('audit listing', () => {
   let t: TestApp;
@@ -17,15 +18,7 @@ describe('audit listing', () => {
     t.http().get(`/api/v1/workspaces/${ws}/audit`).query(query).set(bearer(op));
 
   const insert = (action: string, occurredAt: string, extra: { target?: string; actor?: string | null; detail?: object } = {}) =>
-    t.db.query(`INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail, occurred_at) VALUES ($1, $2, $3, NULL, $4, $5, $6, $7)`, [
-      `aud_${Math.random().toString(16).slice(2).padEnd(24, '0').slice(0, 24)}`,
-      owner.workspaceId,
-      extra.actor === undefined ? owner.userId : extra.actor,
-      action,
-      extra.target ?? null,
-      JSON.stringify(extra.detail ?? {}),
-      occurredAt,
-    ]);
+    insertAuditRow(t.db, { workspaceId: owner.workspaceId, action, occurredAt, target: extra.target, actor: extra.actor === undefined ? owner.userId : extra.actor, detail: extra.detail });
 
   it('lists events newest first in the documented shape', async () => {
     const res = await list({ from: FROM, to: TO }).expect(200);
@@ -138,5 +131,13 @@ describe('audit listing', () => {
     const recent = { from: new Date(Date.now() - 3600_000).toISOString(), to: new Date(Date.now() + 3600_000).toISOString() };
     const kept = await list({ ...recent, action: 'pricing.replace', limit: 1 }).expect(200);
     expect(kept.body.events[0]).toMatchObject({ actor: { email: okEmail }, target: 't'.repeat(256) });
+  });
+
+  it("keeps exactly the specification's detail allow-list in the listing; the extra stored keys stay in the row", async () => {
+    await insert('key.mint', '2034-01-01T00:00:00Z', { target: 'key_spec', detail: { agent_id: 'a', prefix: 'ob_test', last4: 'abcd', tools_mode: 'progressive', scopes: ['llm'] } });
+    await insert('model_connection.start', '2034-01-01T00:00:01Z', { target: 'conn_spec', detail: { connection_id: 'conn_spec', model_pattern: 'gpt-*' } });
+    const res = await list({ from: '2034-01-01T00:00:00Z', to: '2034-01-02T00:00:00Z' }).expect(200);
+    expect(res.body.events.map((e: { detail: object }) => e.detail)).toEqual([{ connection_id: 'conn_spec' }, { agent_id: 'a', prefix: 'ob_test', last4: 'abcd' }]);
+    expect(await t.db.query(`SELECT detail FROM audit_events WHERE target = 'key_spec'`)).toEqual([{ detail: { agent_id: 'a', prefix: 'ob_test', last4: 'abcd', tools_mode: 'progressive', scopes: ['llm'] } }]);
   });
 });

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
@@ -97,4 +99,40 @@ describe('operations CLI', () => {
     expect(res.code).toBe(1);
     expect(res.stderr).toBe('invalid configuration: DEV_IDENTITY: the development issuer is refused when NODE_ENV=production\n');
   });
+
+  it('refuses to start in production without a signing key, in one line naming CONTROL_SIGNING_KEY', async () => {
+    const res = await cli(['audit:check', owner.workspaceId], { ...env, NODE_ENV: 'production' });
+    expect(res).toMatchObject({ code: 1, stderr: 'invalid configuration: CONTROL_SIGNING_KEY: required when NODE_ENV=production (an Ed25519 private key, PKCS#8 PEM)\n' });
+  });
+
+  // Each command boots the application in its own process: run them side by side.
+  it('signs checkpoints, checks the chain in the database and verifies an export offline, exiting 1 with the first failing seq', async () => {
+    const op = await t.signIn();
+    await t.http().post(`/api/v1/workspaces/${op.workspaceId}/keys`).set(bearer(op)).send({ agent_id: 'cli' }).expect(201);
+    const dir = mkdtempSync(join(tmpdir(), 'cli-audit-'));
+    const keys = join(dir, 'keys.json');
+    writeFileSync(keys, JSON.stringify((await t.http().get('/.well-known/control-signing-keys.json').expect(200)).body));
+    const [signed, missing] = await Promise.all([cli(['audit:checkpoint', op.workspaceId], env), cli(['audit:checkpoint', 'ws_missing'], env)]);
+    expect(signed).toMatchObject({ code: 0, stdout: `${op.workspaceId} checkpoint at seq 2\n` });
+    expect(missing).toMatchObject({ code: 1, stderr: 'workspace not found: ws_missing\n' });
+    const file = join(dir, 'export.ndjson');
+    const exported = await t.http().get(`/api/v1/workspaces/${op.workspaceId}/audit/export`).set(bearer(op)).buffer(true).parse((res, done) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => done(null, body));
+    });
+    writeFileSync(file, exported.body as string);
+    const [verified, checked] = await Promise.all([cli(['audit:verify', file, '--keys', keys], env), cli(['audit:check', op.workspaceId], env)]);
+    expect(verified).toMatchObject({ code: 0, stdout: `audit trail verified: workspace ${op.workspaceId}, 2 rows (seq 1..2), 2 checkpoints, signed through seq 2\n` });
+    expect(checked).toMatchObject({ code: 0, stdout: `audit trail verified: workspace ${op.workspaceId}, 2 rows (seq 1..2), 1 checkpoints, signed through seq 2\n` });
+
+    await t.db.query(`UPDATE audit_events SET target = 'someone else' WHERE workspace_id = $1 AND seq = 1`, [op.workspaceId]);
+    const lines = (exported.body as string).split('\n');
+    writeFileSync(file, [JSON.stringify({ ...JSON.parse(lines[0]), target: 'someone else' }), ...lines.slice(1)].join('\n'));
+    const [badFile, badDb] = await Promise.all([cli(['audit:verify', file, '--keys', keys], env), cli(['audit:check', op.workspaceId], env)]);
+    expect(badFile).toMatchObject({ code: 1, stdout: '', stderr: 'audit trail broken at seq 1: modified\n' });
+    expect(badDb).toMatchObject({ code: 1, stdout: '', stderr: 'audit trail broken at seq 1: modified\n' });
+    rmSync(dir, { recursive: true, force: true });
+  }, 180_000);
 });

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { ConfigError, loadConfig } from 'src/config/config';
 
 describe('configuration', () => {
@@ -82,5 +83,36 @@ describe('configuration', () => {
 
   it('refuses the development issuer in production', () => {
     expect(() => loadConfig({ DEV_IDENTITY: '1', NODE_ENV: 'production' })).toThrow('invalid configuration: DEV_IDENTITY: the development issuer is refused when NODE_ENV=production');
+  });
+
+  describe('control signing key', () => {
+    const pem = () => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+
+    it('refuses to start in production without CONTROL_SIGNING_KEY, naming the variable in one line', () => {
+      expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+        new ConfigError('invalid configuration: CONTROL_SIGNING_KEY: required when NODE_ENV=production (an Ed25519 private key, PKCS#8 PEM)'),
+      );
+      expect(loadConfig({ NODE_ENV: 'production', CONTROL_SIGNING_KEY: pem() }).controlSigningKey).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+      expect(loadConfig({}).controlSigningKey).toBeUndefined();
+    });
+
+    it('refuses a key that is not Ed25519 PKCS#8 PEM without echoing it', () => {
+      const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+      for (const value of [rsa, 'not a key']) {
+        expect(() => loadConfig({ CONTROL_SIGNING_KEY: value })).toThrow(new ConfigError('invalid configuration: CONTROL_SIGNING_KEY: must be an Ed25519 private key in PKCS#8 PEM'));
+      }
+    });
+
+    it('accepts escaped newlines, and a previous key only beside a current one', () => {
+      const current = pem();
+      const previous = pem();
+      expect(loadConfig({ CONTROL_SIGNING_KEY: current.replace(/\n/g, '\\n'), CONTROL_SIGNING_KEY_PREVIOUS: previous })).toMatchObject({
+        controlSigningKey: current,
+        controlSigningKeyPrevious: previous,
+      });
+      expect(() => loadConfig({ CONTROL_SIGNING_KEY_PREVIOUS: previous })).toThrow(
+        'invalid configuration: CONTROL_SIGNING_KEY_PREVIOUS: set only beside CONTROL_SIGNING_KEY (the key rotated to)',
+      );
+    });
   });
 });

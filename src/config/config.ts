@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { plainToInstance, Transform } from 'class-transformer';
+import { ed25519PrivateKey } from 'src/common/signing/jws';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 
 const urlOptions = { require_tld: false, require_protocol: true, protocols: ['http', 'https'] };
@@ -39,6 +40,8 @@ class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1200) READ_MODEL_RETENTION_MONTHS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) READY_STREAM_BACKLOG_MAX?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(65_536) @Max(1_073_741_824) STREAM_BATCH_MAX_BYTES?: number;
+  @IsOptional() @IsString() CONTROL_SIGNING_KEY?: string;
+  @IsOptional() @IsString() CONTROL_SIGNING_KEY_PREVIOUS?: string;
   @IsOptional() @IsString() NODE_ENV?: string;
 }
 
@@ -77,6 +80,10 @@ export interface AppConfig {
   readyStreamBacklogMax: number;
   /** Most bytes of stream entry data one consumer pass admits (the entry that reaches it is the last). */
   streamBatchMaxBytes: number;
+  /** Control's Ed25519 signing key (PKCS#8 PEM); unset = generated once and kept in the database (never in production). */
+  controlSigningKey: string | undefined;
+  /** The key rotated from: its signatures still verify and it stays in the published JWKS; never signs. */
+  controlSigningKeyPrevious: string | undefined;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -96,6 +103,18 @@ function parseAddress(text: string): { host: string; port: number } {
   return { host: host || '0.0.0.0', port: Number(text.slice(at + 1)) };
 }
 
+/** A PEM from the environment (`\\n` accepted for newlines), refused unless it is an Ed25519 PKCS#8 private key. */
+function signingKeyVariable(name: string, value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const pem = value.replace(/\\n/g, '\n');
+  try {
+    ed25519PrivateKey(pem);
+  } catch {
+    throw new ConfigError(`invalid configuration: ${name}: must be an Ed25519 private key in PKCS#8 PEM`);
+  }
+  return pem;
+}
+
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
 /** Reads and validates the environment; throws a ConfigError whose message is one line naming the variable. */
@@ -113,6 +132,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   if (vars.SERVICE_JWT_SECRET_PREVIOUS && !vars.SERVICE_JWT_SECRET) {
     throw new ConfigError('invalid configuration: SERVICE_JWT_SECRET_PREVIOUS: set only beside SERVICE_JWT_SECRET (the secret rotated to)');
+  }
+  const signingKey = signingKeyVariable('CONTROL_SIGNING_KEY', vars.CONTROL_SIGNING_KEY);
+  const previousSigningKey = signingKeyVariable('CONTROL_SIGNING_KEY_PREVIOUS', vars.CONTROL_SIGNING_KEY_PREVIOUS);
+  if (!signingKey && vars.NODE_ENV === 'production') {
+    throw new ConfigError('invalid configuration: CONTROL_SIGNING_KEY: required when NODE_ENV=production (an Ed25519 private key, PKCS#8 PEM)');
+  }
+  if (previousSigningKey && !signingKey) {
+    throw new ConfigError('invalid configuration: CONTROL_SIGNING_KEY_PREVIOUS: set only beside CONTROL_SIGNING_KEY (the key rotated to)');
   }
   const port = vars.PORT ?? 3000;
   const gatewayUrl = trimSlash(vars.GATEWAY_URL ?? 'http://127.0.0.1:8080');
@@ -145,5 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     readModelRetentionMonths: vars.READ_MODEL_RETENTION_MONTHS ?? 13,
     readyStreamBacklogMax: vars.READY_STREAM_BACKLOG_MAX ?? 100_000,
     streamBatchMaxBytes: vars.STREAM_BATCH_MAX_BYTES ?? DEFAULT_STREAM_BATCH_MAX_BYTES,
+    controlSigningKey: signingKey,
+    controlSigningKeyPrevious: previousSigningKey,
   };
 }

@@ -4,6 +4,9 @@ import { Organization } from 'src/modules/workspaces/entities/organization.entit
 import { WorkspaceMember } from 'src/modules/workspaces/entities/workspace-member.entity';
 import { Workspace } from 'src/modules/workspaces/entities/workspace.entity';
 import { AuditEvent } from 'src/modules/audit/entities/audit-event.entity';
+import { AuditChainHead } from 'src/modules/audit/entities/audit-chain-head.entity';
+import { AuditCheckpoint } from 'src/modules/audit/entities/audit-checkpoint.entity';
+import { ControlSigningKey } from 'src/common/signing/control-signing-key.entity';
 import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
 import { PolicyRevision } from 'src/modules/policy/entities/policy-revision.entity';
 import { Policy } from 'src/modules/policy/entities/policy.entity';
@@ -47,6 +50,9 @@ export const ENTITIES = [
   WorkspaceMember,
   Workspace,
   AuditEvent,
+  AuditChainHead,
+  AuditCheckpoint,
+  ControlSigningKey,
   VirtualKey,
   PolicyRevision,
   Policy,

@@ -33,13 +33,13 @@ describe('route access declarations', () => {
     expect(table.filter((row) => row.endsWith('UNDECLARED'))).toEqual([]);
   });
 
-  it('operator routes need a session, /internal routes a service token, and only health, the dev issuer and the OAuth callback are public', () => {
+  it('operator routes need a session, /internal routes a service token, and only health, the signing keys, the dev issuer and the OAuth callback are public', () => {
     for (const row of routeTable()) {
       const [, path, , declared] = row.split(' ');
       if (path.startsWith('/api/v1/workspaces/:ws')) expect(declared).toMatch(/^workspace:/);
       else if (path.startsWith('/api/v1/')) expect(declared).toMatch(/^(session|workspace:)/);
       else if (path.startsWith('/internal/')) expect(declared).toBe('internal');
-      else expect(['/healthz', '/readyz', '/dev-identity/.well-known/jwks.json', '/oauth/callback']).toContain(path);
+      else expect(['/healthz', '/readyz', '/.well-known/control-signing-keys.json', '/dev-identity/.well-known/jwks.json', '/oauth/callback']).toContain(path);
     }
   });
 

@@ -22,6 +22,11 @@ export interface Answer {
 /** The JSON body of the handler's success status. */
 export const Returns = (schema: Schema) => SetMetadata(RETURNS_KEY, schema);
 
+export const STREAMS_KEY = 'openapi:streams';
+
+/** The success answer is a stream of another media type (e.g. `application/x-ndjson`), described in words. */
+export const Streams = (mediaType: string, description: string) => SetMetadata(STREAMS_KEY, { mediaType, description });
+
 /** The handler has no success answer (a route the specification reserves and always refuses): only its `@Answers`. */
 export const OnlyRefuses = () => SetMetadata(RETURNS_KEY, null);
 

@@ -34,15 +34,22 @@ export const AUDIT_ACTIONS = [
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/**
- * The allowed detail keys of core spec section 2, plus `tools_mode` and `scopes`, which the same
- * spec names for the `key.mint` detail (section 4, Virtual keys), and `model_pattern`, which the
- * connections spec names for `model_connection.*` details (section 4, Model providers); see docs/audit.md.
- */
-export const DETAIL_KEYS = new Set([
-  'agent_id', 'bundle_hash', 'connection_id', 'env', 'key_id', 'last4', 'model_pattern', 'policy_id', 'prefix', 'provider_id',
-  'publication_state', 'qualifier_id', 'reason', 'revision_id', 'scopes', 'snapshot_version', 'source', 'status', 'tier', 'tools_mode',
+/** The detail keys of the core specification's allow-list (section 2, Audit event): all the listing shows. */
+export const SPEC_DETAIL_KEYS = new Set([
+  'agent_id', 'bundle_hash', 'connection_id', 'env', 'key_id', 'last4', 'policy_id', 'prefix', 'provider_id',
+  'publication_state', 'qualifier_id', 'reason', 'revision_id', 'snapshot_version', 'source', 'status', 'tier',
 ]);
+
+/**
+ * Keys stored beyond the allow-list: `tools_mode` and `scopes`, which the core spec names for the
+ * `key.mint` detail (section 4, Virtual keys), and `model_pattern`, which the connections spec
+ * names for `model_connection.*` details (section 4, Model providers). They stay in the stored
+ * (and chained, and exported) row; the listing drops them (docs/audit.md).
+ */
+export const STORED_ONLY_DETAIL_KEYS = new Set(['tools_mode', 'scopes', 'model_pattern']);
+
+/** Every key the writer keeps. */
+export const DETAIL_KEYS = new Set([...SPEC_DETAIL_KEYS, ...STORED_ONLY_DETAIL_KEYS]);
 const MAX_KEYS = 16;
 const MAX_STRING = 256;
 const MAX_LIST = 16;
@@ -89,7 +96,7 @@ export const MAX_AUDIT_TARGET = 256;
 const detailValue: Schema = { type: ['string', 'boolean', 'integer', 'array'], items: { type: 'string' } };
 const timestamp: Schema = { type: 'string', format: 'date-time' };
 
-/** The published schema of the audit listing: what the sanitizer lets through, and nothing else. */
+/** The published schema of the audit listing: the specification's allow-list, and nothing else. */
 export const AUDIT_LIST_SCHEMA: Schema = closedObject({
   schema_version: { const: 1 },
   workspace_id: { type: 'string' },
@@ -103,7 +110,7 @@ export const AUDIT_LIST_SCHEMA: Schema = closedObject({
       actor: closedObject({ user_id: { type: ['string', 'null'] }, email: { type: ['string', 'null'] } }),
       action: { enum: [...AUDIT_ACTIONS] },
       target: { type: ['string', 'null'] },
-      detail: { type: 'object', properties: Object.fromEntries([...DETAIL_KEYS].map((k) => [k, detailValue])), additionalProperties: false },
+      detail: { type: 'object', properties: Object.fromEntries([...SPEC_DETAIL_KEYS].map((k) => [k, detailValue])), additionalProperties: false },
       occurred_at: timestamp,
     }),
   },

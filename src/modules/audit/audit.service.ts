@@ -7,7 +7,8 @@ import { queryError } from 'src/common/http/errors';
 import { CursorValue, decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
-import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail } from 'src/modules/audit/audit-vocabulary';
+import { canonicalParts, GENESIS_HASH } from 'src/modules/audit/audit-chain';
+import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail, STORED_ONLY_DETAIL_KEYS } from 'src/modules/audit/audit-vocabulary';
 
 export interface AuditEntry {
   workspaceId: string;
@@ -39,6 +40,19 @@ export interface AuditQuery {
 
 const CURSOR = { at: 'timestamp', id: 'string' } as const;
 
+/** `occurred_at` as hashed: RFC 3339 UTC, six fractional digits (as `formatChainTime`). */
+const CHAIN_TIME = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const LINK = (prev: string, seq: string) => `encode(sha256(decode(${prev}, 'hex') || convert_to($9 || ${CHAIN_TIME} || $10 || (${seq})::text || $11, 'UTF8')), 'hex')`;
+const RECORD = `
+  WITH now AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS at),
+  head AS (
+    INSERT INTO audit_chain_heads AS h (workspace_id, seq, chain_hash) SELECT $2, 1, ${LINK('$8', '1')} FROM now
+    ON CONFLICT (workspace_id) DO UPDATE SET seq = h.seq + 1, chain_hash = (SELECT ${LINK('h.chain_hash', 'h.seq + 1')} FROM now)
+    RETURNING seq, chain_hash
+  )
+  INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail, occurred_at, seq, chain_hash)
+  SELECT $1, $2, $3, $4, $5, $6, $7, now.at, head.seq, head.chain_hash FROM head, now`;
+
 export function toAuditEvent(row: AuditRow) {
   return {
     schema_version: 1,
@@ -47,7 +61,9 @@ export function toAuditEvent(row: AuditRow) {
     actor: { user_id: row.actor_user_id, email: row.actor_email },
     action: row.action,
     target: row.target,
-    detail: row.detail,
+    // The keys stored beyond the specification's allow-list are dropped here only; any other
+    // unexpected key is left for the schema check to refuse (a corrupted row, never shown).
+    detail: Object.fromEntries(Object.entries(row.detail).filter(([key]) => !STORED_ONLY_DETAIL_KEYS.has(key))),
     occurred_at: formatTimeRequired(row.occurred_at),
   };
 }
@@ -57,21 +73,38 @@ export function toAuditEvent(row: AuditRow) {
 export class AuditService {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Writes the audit row inside the caller's transaction, with the detail sanitized. */
+  /**
+   * Writes the audit row inside the caller's transaction, with the detail sanitized, as the next
+   * link of the workspace's chain, in one statement: the upsert of the workspace's chain head
+   * locks it until the act commits or rolls back (seqs follow commit order without gap or
+   * duplicate; a rolled-back act leaves no link) and computes the link there, SHA-256 over the
+   * previous link and the row's canonical JSON, whose `occurred_at` and `seq` only the database
+   * knows (docs/audit.md). The only writer of `audit_events`.
+   */
   async record(tx: Tx, entry: AuditEntry): Promise<void> {
     const email = entry.actor?.email ?? null;
-    await tx.manager.query(
-      `INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [
-        newId('aud'),
-        entry.workspaceId,
-        entry.actor?.userId ?? null,
-        email !== null && email.length <= MAX_AUDIT_EMAIL ? email : null,
-        entry.action,
-        entry.target !== null && entry.target.length <= MAX_AUDIT_TARGET ? entry.target : null,
-        JSON.stringify(sanitizeAuditDetail(entry.detail)),
-      ],
-    );
+    const row = {
+      workspace_id: entry.workspaceId,
+      event_id: newId('aud'),
+      actor: { user_id: entry.actor?.userId ?? null, email: email !== null && email.length <= MAX_AUDIT_EMAIL ? email : null },
+      action: entry.action,
+      target: entry.target !== null && entry.target.length <= MAX_AUDIT_TARGET ? entry.target : null,
+      detail: sanitizeAuditDetail(entry.detail),
+    };
+    const parts = canonicalParts(row);
+    await tx.manager.query(RECORD, [
+      row.event_id,
+      row.workspace_id,
+      row.actor.user_id,
+      row.actor.email,
+      row.action,
+      row.target,
+      JSON.stringify(row.detail),
+      GENESIS_HASH,
+      parts.before,
+      parts.between,
+      parts.after,
+    ]);
   }
 
   async list(workspaceId: string, query: AuditQuery) {

@@ -25,6 +25,9 @@ export default async () => {
                         "ListRunsQuery": { status: { required: false, type: () => String }, worker_id: { required: false, type: () => String, maxLength: 64 } },
                         "CreateSessionProfileDto": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, environment_class: { required: true, type: () => String }, description: { required: false, type: () => String, nullable: true, maxLength: 2000 } }
                     }],
+                [import("../audit/dto/audit-export-query.dto"), {
+                        "AuditExportQueryDto": { from_seq: { required: false, type: () => Number, minimum: 1 }, to_seq: { required: false, type: () => Number, minimum: 1 } }
+                    }],
                 [import("../audit/dto/audit-query.dto"), {
                         "AuditQueryDto": { action: { required: false, type: () => String, minLength: 1, maxLength: 64 }, user_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, target: { required: false, type: () => String, minLength: 1, maxLength: 128 } }
                     }],
@@ -95,7 +98,7 @@ export default async () => {
                         "DeleteQualifierQuery": { expected_revision: { required: false, type: () => Number, minimum: 1 } }
                     }],
                 [import("../usage/dto/usage-query.dto"), {
-                        "UsageQueryDto": { group_by: { required: true, default: "kind", enum: ["kind", "key", "tool", "model", "provider"] } }
+                        "UsageQueryDto": { group_by: { required: true, default: "kind", enum: ["key", "kind", "tool", "model", "provider"] } }
                     }],
                 [import("../webhooks/dto/evidence.dto"), {
                         "EvidenceResultDto": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, outcome: { required: true, enum: ["failed", "passed", "inconclusive"] }, trust: { required: true, enum: ["gateway_observed", "broker_attested", "vendor_signed", "connector_attested", "untrusted"] } },
@@ -103,9 +106,15 @@ export default async () => {
                     }]
             ],
             "controllers": [
+                [import("../../common/signing/signing-keys.controller"), {
+                        "SigningKeysController": {
+                            "keys": { summary: "Control's public signing keys (current, then previous) for checking audit checkpoints offline.", type: Object }
+                        }
+                    }],
                 [import("../audit/audit.controller"), {
                         "AuditController": {
-                            "list": {}
+                            "list": {},
+                            "export": { summary: "The chained trail as NDJSON, streamed with the client's backpressure (docs/audit.md, \"Export\")." }
                         }
                     }],
                 [import("../workspaces/workspaces.controller"), {

@@ -7,7 +7,7 @@ import { DOMAIN_MODULES } from 'src/app.module';
 import { ACTION_MIN_ROLE, FROZEN_ALLOWED } from 'src/common/access/actions';
 import { Access, ACCESS_KEY } from 'src/common/access/decorators';
 import { Schema } from 'src/common/http/document-schema';
-import { Answer, ANSWERS_KEY, RETURNS_KEY } from 'src/common/http/documented';
+import { Answer, ANSWERS_KEY, RETURNS_KEY, STREAMS_KEY } from 'src/common/http/documented';
 import metadata from 'src/modules/openapi/metadata';
 import * as approvals from 'src/modules/approvals/approvals.responses';
 import * as catalog from 'src/modules/connections/catalog.responses';
@@ -41,6 +41,8 @@ interface Route {
   query: boolean;
   /** `@Returns`: the success body; null for `@OnlyRefuses`. */
   returns?: Schema | null;
+  /** `@Streams`: a success body of another media type than JSON. */
+  streams?: { mediaType: string; description: string };
   /** `@Answers`: the statuses the handler answers of its own. */
   answers: Answer[];
 }
@@ -140,6 +142,7 @@ export function routes(): Route[] {
         body: has(RouteParamtypes.BODY),
         query: has(RouteParamtypes.QUERY),
         returns: Reflect.getMetadata(RETURNS_KEY, handler) as Schema | null | undefined,
+        streams: Reflect.getMetadata(STREAMS_KEY, handler) as Route['streams'],
         answers: (Reflect.getMetadata(ANSWERS_KEY, handler) as Answer[] | undefined) ?? [],
       });
     }
@@ -176,6 +179,7 @@ function merged(shared: ErrorResponse | undefined, answers: Answer[]): ResponseO
 function success(route: Route): ResponseObject {
   if (route.success === 204) return { description: 'No content' };
   if (route.success === 302) return { description: 'Redirect (Location header)' };
+  if (route.streams) return { description: route.streams.description, content: { [route.streams.mediaType]: { schema: { type: 'string' } } } };
   return { description: 'Success', content: json(route.returns ?? {}) };
 }
 

@@ -26,4 +26,12 @@ export class AuditEvent {
 
   @Column({ name: 'occurred_at', type: 'timestamptz', precision: 3 })
   occurredAt: Date;
+
+  /** Position in the workspace's chain: 1, 2, 3, ... in commit order (docs/audit.md). */
+  @Column({ name: 'seq', type: 'bigint' })
+  seq: string;
+
+  /** SHA-256 over the previous link and this row's canonical JSON, 64 lowercase hex. */
+  @Column({ name: 'chain_hash', type: 'text' })
+  chainHash: string;
 }

@@ -1,0 +1,71 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { generateKeyPairSync, KeyObject } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { Ed25519Jwk, ed25519PrivateKey, Jwks, JwsCheck, publicJwk, signCompactJws, verifyCompactJws } from 'src/common/signing/jws';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
+
+interface SigningKey {
+  key: KeyObject;
+  jwk: Ed25519Jwk;
+}
+
+/**
+ * Control's Ed25519 signing key: `CONTROL_SIGNING_KEY` signs, `CONTROL_SIGNING_KEY_PREVIOUS` still
+ * verifies during a rotation. Unset outside production (config refuses it in production), a key is
+ * generated at first start and kept in `control_signing_keys`; every replica then reads the same
+ * (the oldest) one. Audit checkpoints sign with it; later capabilities (snapshot integrity, key
+ * derivation) reuse this one service.
+ */
+@Injectable()
+export class ControlSigning implements OnModuleInit {
+  private readonly logger = new Logger('signing');
+  private keys: SigningKey[] = [];
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const pems = this.config.controlSigningKey
+      ? [this.config.controlSigningKey, this.config.controlSigningKeyPrevious].filter((pem): pem is string => pem !== undefined)
+      : [await this.storedKey()];
+    this.keys = pems.map((pem) => {
+      const key = ed25519PrivateKey(pem);
+      return { key, jwk: publicJwk(key) };
+    });
+  }
+
+  /** The generated development key: the oldest stored one, created when there is none. */
+  private async storedKey(): Promise<string> {
+    const read = async () => ((await this.dataSource.query(`SELECT kid, private_key_pem FROM control_signing_keys ORDER BY created_at, kid LIMIT 1`)) as { kid: string; private_key_pem: string }[])[0];
+    const stored = await read();
+    if (stored) return stored.private_key_pem;
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const { kid } = publicJwk(privateKey);
+    await this.dataSource.query(`INSERT INTO control_signing_keys (kid, private_key_pem) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [kid, pem]);
+    // Replicas starting together may each insert one; all of them use the oldest.
+    const chosen = (await read())!;
+    if (chosen.kid === kid) {
+      this.logger.warn({ msg: 'CONTROL_SIGNING_KEY is unset: generated a signing key and kept it in the database (development only)', kid });
+    }
+    return chosen.private_key_pem;
+  }
+
+  /** The public keys, current first then previous. */
+  jwks(): Jwks {
+    return { keys: this.keys.map((k) => k.jwk) };
+  }
+
+  /** A compact JWS (EdDSA) of `payload`'s canonical JSON under the current key. */
+  sign(payload: unknown): string {
+    const [current] = this.keys;
+    return signCompactJws(current.key, current.jwk.kid, payload);
+  }
+
+  /** Checks a compact JWS against the current and previous keys. */
+  verify(jws: string): JwsCheck {
+    return verifyCompactJws(jws, this.jwks());
+  }
+}

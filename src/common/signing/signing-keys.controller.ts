@@ -1,0 +1,29 @@
+import { Controller, Get, Header } from '@nestjs/common';
+import { Public } from 'src/common/access/decorators';
+import { closedObject } from 'src/common/http/document-schema';
+import { Returns } from 'src/common/http/documented';
+import { ControlSigning } from 'src/common/signing/control-signing.service';
+
+/** Seconds a client may keep the key set: a rotation publishes the new key beside the previous one first. */
+export const SIGNING_KEYS_MAX_AGE_S = 300;
+
+const JWKS_SCHEMA = closedObject({
+  keys: {
+    type: 'array',
+    items: closedObject({ kty: { const: 'OKP' }, crv: { const: 'Ed25519' }, x: { type: 'string' }, kid: { type: 'string' }, alg: { const: 'EdDSA' }, use: { const: 'sig' } }),
+  },
+});
+
+@Controller('.well-known')
+export class SigningKeysController {
+  constructor(private readonly signing: ControlSigning) {}
+
+  /** Control's public signing keys (current, then previous) for checking audit checkpoints offline. */
+  @Get('control-signing-keys.json')
+  @Header('Cache-Control', `public, max-age=${SIGNING_KEYS_MAX_AGE_S}`)
+  @Returns(JWKS_SCHEMA)
+  @Public()
+  keys() {
+    return this.signing.jwks();
+  }
+}

@@ -1,0 +1,145 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { canonicalJson } from 'src/common/crypto/crypto';
+import { namedQuery } from 'src/database/named-query';
+import { ControlSigning } from 'src/common/signing/control-signing.service';
+import { GENESIS_HASH, StoredAuditRow, toChainedRow } from 'src/modules/audit/audit-chain';
+import { ChainVerifier, CheckpointPayload, ExportedRow, VerifySummary } from 'src/modules/audit/audit-verifier';
+
+/** Rows read per statement while streaming a trail: memory stays bounded whatever its length. */
+export const TRAIL_BATCH = 1000;
+
+export interface SeqRange {
+  from?: number;
+  to?: number;
+}
+
+const TRAIL_ROWS = {
+  name: 'audit_trail_rows',
+  text: `SELECT id, workspace_id, seq, actor_user_id, actor_email, action, target, detail, occurred_at, chain_hash FROM audit_events
+         WHERE workspace_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT ${TRAIL_BATCH}`,
+};
+
+/** The tamper-evident side of the audit trail: checkpoints, export and the in-database check (docs/audit.md). */
+@Injectable()
+export class AuditTrailService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly signing: ControlSigning,
+  ) {}
+
+  /** Signs and keeps a checkpoint of the chain head of every workspace (or the one given) that grew since its last checkpoint. */
+  async checkpoint(workspaceId?: string): Promise<CheckpointPayload[] | null> {
+    if (workspaceId !== undefined && !(await this.workspaceExists(workspaceId))) return null;
+    const heads: { workspace_id: string; seq: string; chain_hash: string }[] = await this.dataSource.query(
+      `SELECT h.workspace_id, h.seq, h.chain_hash FROM audit_chain_heads h
+       WHERE ($1::text IS NULL OR h.workspace_id = $1) AND h.seq > 0
+         AND NOT EXISTS (SELECT 1 FROM audit_checkpoints c WHERE c.workspace_id = h.workspace_id AND c.seq >= h.seq)
+       ORDER BY h.workspace_id`,
+      [workspaceId ?? null],
+    );
+    const signed: CheckpointPayload[] = [];
+    for (const head of heads) {
+      const payload = this.payload(head.workspace_id, Number(head.seq), head.chain_hash);
+      // Replicas running the job together sign the same head: the first one kept wins.
+      const kept: unknown[] = await this.dataSource.query(
+        `INSERT INTO audit_checkpoints (workspace_id, seq, chain_hash, signed_at, jws) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING seq`,
+        [payload.workspace_id, payload.seq, payload.chain_hash, new Date(payload.signed_at), this.signing.sign(payload)],
+      );
+      if (kept.length > 0) signed.push(payload);
+    }
+    return signed;
+  }
+
+  /**
+   * The trail as NDJSON lines, pulled one at a time (the caller's backpressure): rows in seq order
+   * read in batches, then the stored checkpoints of the range, then a fresh checkpoint of the last
+   * row. The bounds are read here, before any byte is sent (a failure is still an ordinary error
+   * answer), so rows appended meanwhile are not half-included.
+   */
+  async exportLines(workspaceId: string, range: SeqRange): Promise<AsyncGenerator<string>> {
+    const from = range.from ?? 1;
+    const [bounds]: { head: string | null; checkpointed: string | null }[] = await this.dataSource.query(
+      `SELECT (SELECT seq FROM audit_chain_heads WHERE workspace_id = $1) AS head, (SELECT max(seq) FROM audit_checkpoints WHERE workspace_id = $1) AS checkpointed`,
+      [workspaceId],
+    );
+    const head = Number(bounds.head ?? 0);
+    const rowsTo = Math.min(range.to ?? head, head);
+    // A checkpoint beyond the stored rows is what reveals a dropped tail: never clamp it to the head.
+    const checkpointsTo = range.to ?? Math.max(head, Number(bounds.checkpointed ?? 0));
+    return this.lines(workspaceId, from, rowsTo, checkpointsTo);
+  }
+
+  /** One chunk per batch of rows (a write, and an HTTP chunk, per line would cost more than the line). */
+  private async *lines(workspaceId: string, from: number, rowsTo: number, checkpointsTo: number): AsyncGenerator<string> {
+    let last: ExportedRow | null = null;
+    let chunk = '';
+    let count = 0;
+    for await (const row of this.rows(workspaceId, from, rowsTo)) {
+      last = row;
+      chunk += `${canonicalJson(row)}\n`;
+      if (++count % TRAIL_BATCH === 0) {
+        yield chunk;
+        chunk = '';
+      }
+    }
+    if (chunk) yield chunk;
+    for await (const jws of this.checkpoints(workspaceId, from, checkpointsTo)) yield `${canonicalJson({ checkpoint: jws })}\n`;
+    if (last) yield `${canonicalJson({ checkpoint: this.signing.sign(this.payload(workspaceId, last.seq, last.chain_hash)) })}\n`;
+  }
+
+  /** Recomputes the workspace's chain in the database against its checkpoints and its head: the first broken link. */
+  async check(workspaceId: string): Promise<VerifySummary | null> {
+    const [head]: { seq: string }[] = await this.dataSource.query(`SELECT seq FROM audit_chain_heads WHERE workspace_id = $1`, [workspaceId]);
+    if (!head && !(await this.workspaceExists(workspaceId))) return null;
+    const verifier = new ChainVerifier(this.signing.jwks());
+    for await (const jws of this.checkpoints(workspaceId, 1, Number.MAX_SAFE_INTEGER)) verifier.checkpoint(jws);
+    for await (const row of this.rows(workspaceId, 1, Number.MAX_SAFE_INTEGER)) verifier.row(row);
+    return verifier.finish(Number(head?.seq ?? 0));
+  }
+
+  private async workspaceExists(workspaceId: string): Promise<boolean> {
+    return ((await this.dataSource.query(`SELECT 1 FROM workspaces WHERE id = $1`, [workspaceId])) as unknown[]).length > 0;
+  }
+
+  private payload(workspaceId: string, seq: number, chainHash: string): CheckpointPayload {
+    return { workspace_id: workspaceId, seq, chain_hash: chainHash, signed_at: new Date().toISOString() };
+  }
+
+  /** Rows `from..to` with their links; the first row's `prev_hash` is null when its predecessor is not stored. */
+  private async *rows(workspaceId: string, from: number, to: number): AsyncGenerator<ExportedRow> {
+    let prev: string | null = GENESIS_HASH;
+    if (from > 1) {
+      const [before]: { chain_hash: string }[] = await this.dataSource.query(`SELECT chain_hash FROM audit_events WHERE workspace_id = $1 AND seq = $2`, [workspaceId, from - 1]);
+      prev = before?.chain_hash ?? null;
+    }
+    let after = from - 1;
+    let first = true;
+    for (;;) {
+      const batch = await namedQuery<StoredAuditRow>(this.dataSource, TRAIL_ROWS, [workspaceId, after, to]);
+      for (const stored of batch) {
+        const row = toChainedRow(stored);
+        // A first row later than `from`: its predecessor is missing, whatever `from - 1` holds.
+        if (first && row.seq !== from) prev = row.seq === 1 ? GENESIS_HASH : null;
+        first = false;
+        yield { ...row, prev_hash: prev, chain_hash: stored.chain_hash };
+        prev = stored.chain_hash;
+      }
+      if (batch.length < TRAIL_BATCH) return;
+      after = Number(batch[batch.length - 1].seq);
+    }
+  }
+
+  private async *checkpoints(workspaceId: string, from: number, to: number): AsyncGenerator<string> {
+    let after = from - 1;
+    for (;;) {
+      const batch: { seq: string; jws: string }[] = await this.dataSource.query(
+        `SELECT seq, jws FROM audit_checkpoints WHERE workspace_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT ${TRAIL_BATCH}`,
+        [workspaceId, after, to],
+      );
+      for (const c of batch) yield c.jws;
+      if (batch.length < TRAIL_BATCH) return;
+      after = Number(batch[batch.length - 1].seq);
+    }
+  }
+}
