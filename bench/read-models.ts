@@ -27,6 +27,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from 'src/config/config';
 import { dataSourceOptions } from 'src/database/data-source';
 import { runMigrations } from 'src/database/migrate';
+import { useCursorKeys } from 'src/common/pagination/cursor';
 import { encodeReceiptCursor } from 'src/modules/receipts/receipt-cursor';
 import { ReceiptsService } from 'src/modules/receipts/receipts.service';
 import { receiptsProjector } from 'src/modules/receipts/receipts.projector';
@@ -348,7 +349,8 @@ async function main(): Promise<void> {
     const query = (extra: Partial<ReceiptsQueryDto>) => Object.assign(new ReceiptsQueryDto(), { limit: 50 }, extra);
     const depth = Math.min(50_000, Math.floor(ROWS / 20) - 50);
     const [deep] = await ds.query(`SELECT occurred_at, receipt_id FROM receipt_heads WHERE workspace_id = $1 ORDER BY occurred_at DESC, receipt_id DESC OFFSET $2 LIMIT 1`, [BUSY, depth]);
-    const cursor = encodeReceiptCursor(deep.occurred_at, deep.receipt_id);
+    useCursorKeys([randomBytes(32)]);
+    const cursor = encodeReceiptCursor(BUSY, deep.occurred_at, deep.receipt_id);
     const first = await p95(200, () => receipts.list(BUSY, query({})));
     const deepPage = await p95(200, () => receipts.list(BUSY, query({ cursor })));
     const offset = await p95(20, () => ds!.query(`SELECT * FROM receipt_heads WHERE workspace_id = $1 ORDER BY occurred_at DESC, receipt_id DESC OFFSET $2 LIMIT 50`, [BUSY, depth]));

@@ -290,7 +290,7 @@ describe('routing views', () => {
         before = page.body.next_before;
         if (before) {
           expect(before).toMatch(/^v1\.[A-Za-z0-9_-]+$/);
-          expect(decodeReceiptCursor(before)).toMatchObject({ kind: 'keyset' });
+          expect(decodeReceiptCursor(op.workspaceId, before)).toMatchObject({ kind: 'keyset' });
         }
       } while (before);
       expect(seen).toEqual(expected);

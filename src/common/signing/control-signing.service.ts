@@ -1,8 +1,12 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { generateKeyPairSync, KeyObject } from 'node:crypto';
+import { generateKeyPairSync, hkdfSync, KeyObject } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { useCursorKeys } from 'src/common/pagination/cursor';
 import { Ed25519Jwk, ed25519PrivateKey, Jwks, JwsCheck, publicJwk, signCompactJws, verifyCompactJws } from 'src/common/signing/jws';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
+
+/** HKDF `info` of the list cursors' HMAC key (docs/decisions.md, Cursors). */
+const CURSOR_KEY_INFO = 'agent-gateway-control/cursor/v1';
 
 interface SigningKey {
   key: KeyObject;
@@ -13,8 +17,8 @@ interface SigningKey {
  * Control's Ed25519 signing key: `CONTROL_SIGNING_KEY` signs, `CONTROL_SIGNING_KEY_PREVIOUS` still
  * verifies during a rotation. Unset outside production (config refuses it in production), a key is
  * generated at first start and kept in `control_signing_keys`; every replica then reads the same
- * (the oldest) one. Audit checkpoints sign with it; later capabilities (snapshot integrity, key
- * derivation) reuse this one service.
+ * (the oldest) one. Audit checkpoints sign with it; later capabilities (snapshot integrity) reuse this one service,
+ * and the list cursors' HMAC key is derived from it.
  */
 @Injectable()
 export class ControlSigning implements OnModuleInit {
@@ -34,6 +38,8 @@ export class ControlSigning implements OnModuleInit {
       const key = ed25519PrivateKey(pem);
       return { key, jwk: publicJwk(key) };
     });
+    // Cursors are signed with a key derived from the current signing key; the previous one still verifies.
+    useCursorKeys(this.keys.map(({ key }) => Buffer.from(hkdfSync('sha256', key.export({ format: 'der', type: 'pkcs8' }), Buffer.alloc(0), CURSOR_KEY_INFO, 32))));
   }
 
   /** The generated development key: the oldest stored one, created when there is none. */

@@ -45,7 +45,7 @@ export class ApprovalsService {
   async list(ws: WorkspaceContext, q: ListApprovalsQuery) {
     let after: { at: string; id: string } | null = null;
     if (q.cursor !== undefined) {
-      after = decodeCursor(CURSOR, q.cursor, CURSOR_MAX);
+      after = decodeCursor(CURSOR, `approvals:${ws.id}`, q.cursor, CURSOR_MAX);
       if (!after) throw queryError('cursor', 'invalid cursor');
     }
     const now = new Date();
@@ -66,7 +66,7 @@ export class ApprovalsService {
     const last = page[page.length - 1];
     return {
       approvals: page.map((r) => toApprovalDocument(r, votes.get(r.id) ?? [], hash, now, reviewer)),
-      next_cursor: rows.length > q.limit ? encodeCursor(CURSOR, { at: formatTimeRequired(last.created_at), id: last.id }) : null,
+      next_cursor: rows.length > q.limit ? encodeCursor(CURSOR, `approvals:${ws.id}`, { at: formatTimeRequired(last.created_at), id: last.id }) : null,
     };
   }
 

@@ -113,7 +113,7 @@ export class AuditService {
     }
     let after: CursorValue<typeof CURSOR> | null = null;
     if (query.cursor !== undefined) {
-      after = decodeCursor(CURSOR, query.cursor);
+      after = decodeCursor(CURSOR, `audit:${workspaceId}`, query.cursor);
       if (!after) throw queryError('cursor', 'invalid cursor');
     }
     const values: unknown[] = [workspaceId, query.window.from, query.window.to, AUDIT_ACTIONS];
@@ -139,7 +139,7 @@ export class AuditService {
       workspace_id: workspaceId,
       window: { from: formatTimeRequired(query.window.from), to: formatTimeRequired(query.window.to) },
       events: page.map(toAuditEvent),
-      next_cursor: rows.length > query.limit && last ? encodeCursor(CURSOR, { at: formatTimeRequired(last.occurred_at), id: last.id }) : null,
+      next_cursor: rows.length > query.limit && last ? encodeCursor(CURSOR, `audit:${workspaceId}`, { at: formatTimeRequired(last.occurred_at), id: last.id }) : null,
     });
   }
 }

@@ -170,7 +170,7 @@ export class CatalogService {
     const fingerprint = sha256Hex(canonicalJson({ q: query.q ?? null, category: query.category ?? null, source: query.source ?? null })).slice(0, 16);
     let offset = query.offset ?? 0;
     if (query.cursor !== undefined) {
-      const cursor = decodeCursor(CURSOR, query.cursor, CATALOG_CURSOR_MAX);
+      const cursor = decodeCursor(CURSOR, 'catalog', query.cursor, CATALOG_CURSOR_MAX);
       if (!cursor || cursor.o < 0 || cursor.o > CATALOG_OFFSET_MAX) throw new ApiError(400, 'malformed catalog cursor');
       if (cursor.f !== fingerprint) throw new ApiError(400, 'catalog cursor does not match this query');
       offset = cursor.o;
@@ -193,7 +193,7 @@ export class CatalogService {
         total: rows.length,
         limit,
         offset,
-        next_cursor: next < rows.length && next <= CATALOG_OFFSET_MAX ? encodeCursor(CURSOR, { o: next, f: fingerprint }) : null,
+        next_cursor: next < rows.length && next <= CATALOG_OFFSET_MAX ? encodeCursor(CURSOR, 'catalog', { o: next, f: fingerprint }) : null,
       },
     };
   }

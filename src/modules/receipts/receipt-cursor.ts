@@ -8,9 +8,9 @@ const V2 = { at: 'timestamp', id: 'string' } as const;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-/** The cursor issued now: `v2.` and the shared versioned cursor over the full timestamp and receipt id. */
-export function encodeReceiptCursor(at: Date, id: string): string {
-  return `v2.${encodeCursor(V2, { at: at.toISOString(), id })}`;
+/** The cursor issued now for a workspace's receipts: `v2.` and the shared signed cursor over the full timestamp and receipt id. */
+export function encodeReceiptCursor(workspaceId: string, at: Date, id: string): string {
+  return `v2.${encodeCursor(V2, `receipts:${workspaceId}`, { at: at.toISOString(), id })}`;
 }
 
 /** `v1.` and unpadded base64url of `{timestamp}|{receipt_id}`: the earlier keyset format, still read. */
@@ -22,9 +22,9 @@ export function encodeV1ReceiptCursor(at: Date, id: string): string {
  * Reads a receipts `cursor`: `v2.` and `v1.` keyset cursors, anything else as a legacy RFC 3339
  * time cursor. Null for anything malformed (the caller answers 400, never substitutes now).
  */
-export function decodeReceiptCursor(text: string): ReceiptPosition | null {
+export function decodeReceiptCursor(workspaceId: string, text: string): ReceiptPosition | null {
   if (text.startsWith('v2.')) {
-    const value = decodeCursor(V2, text.slice(3));
+    const value = decodeCursor(V2, `receipts:${workspaceId}`, text.slice(3));
     return value ? { kind: 'keyset', at: new Date(value.at), id: value.id } : null;
   }
   if (text.startsWith('v1.')) {

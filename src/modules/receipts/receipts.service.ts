@@ -59,7 +59,7 @@ export class ReceiptsService implements OnModuleInit {
     let position: ReceiptPosition | null = null;
     if (q.cursor !== undefined && q.before !== undefined) throw new ApiError(400, 'invalid receipt cursor');
     if (q.cursor !== undefined || q.before !== undefined) {
-      position = q.cursor !== undefined ? decodeReceiptCursor(q.cursor) : decodeTimeBound(q.before!);
+      position = q.cursor !== undefined ? decodeReceiptCursor(workspaceId, q.cursor) : decodeTimeBound(q.before!);
       if (!position) throw new ApiError(400, 'invalid receipt cursor');
     }
 
@@ -82,7 +82,7 @@ export class ReceiptsService implements OnModuleInit {
     const rows = await namedQuery<ReceiptRow>(this.dataSource, { name: `receipts_${sha256Hex(text).slice(0, 16)}`, text }, values);
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
-    const next = rows.length > q.limit && last ? encodeReceiptCursor(last.occurred_at, last.receipt_id) : null;
+    const next = rows.length > q.limit && last ? encodeReceiptCursor(workspaceId, last.occurred_at, last.receipt_id) : null;
     return { receipts: page.map(toReceiptProjection), next_cursor: next, next_before: next };
   }
 

@@ -54,7 +54,7 @@ export class CapabilitiesService {
       where.push(`r.envelope->'route'->>'capability' = $${values.length}`);
     }
     if (query.before !== undefined) {
-      const position = decodeReceiptCursor(query.before);
+      const position = decodeReceiptCursor(ws.id, query.before);
       if (!position) throw badRequest('invalid receipt cursor');
       if (position.kind === 'keyset') {
         values.push(position.at, position.id);

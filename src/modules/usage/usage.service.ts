@@ -70,7 +70,7 @@ export class UsageService implements OnModuleInit {
   async summary(workspaceId: string, q: UsageQuery, now = new Date()) {
     let bound: string | null = null;
     if (q.cursor !== undefined) {
-      const cursor = decodeCursor(CURSOR, q.cursor);
+      const cursor = decodeCursor(CURSOR, `usage:${workspaceId}`, q.cursor);
       if (!cursor || cursor.group_by !== q.groupBy) throw queryError('cursor', 'invalid cursor');
       bound = cursor.after;
     }
@@ -96,7 +96,7 @@ export class UsageService implements OnModuleInit {
       freshness_at: formatTime(total?.freshness_at),
       completeness: gaps ? 'gap_detected' : 'complete',
       next_cursor:
-        remaining.length > q.limit && last && last.value !== null ? encodeCursor(CURSOR, { group_by: q.groupBy, after: last.value }) : null,
+        remaining.length > q.limit && last && last.value !== null ? encodeCursor(CURSOR, `usage:${workspaceId}`, { group_by: q.groupBy, after: last.value }) : null,
     });
   }
 

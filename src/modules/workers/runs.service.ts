@@ -183,13 +183,13 @@ export class RunsService {
   }
 
   async list(ws: WorkspaceContext, q: ListRunsQuery) {
-    const after = cursorPosition(q.cursor);
+    const after = cursorPosition(`worker-runs:${ws.id}`, q.cursor);
     const rows: RunRow[] = await this.dataSource.query(
       `SELECT ${COLUMNS} FROM worker_runs WHERE workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR worker_id = $3)
          AND ($4::timestamptz IS NULL OR (created_at, id) < ($4, $5)) ORDER BY created_at DESC, id DESC LIMIT $6`,
       [ws.id, q.status ?? null, q.worker_id ?? null, after?.at ?? null, after?.id ?? null, q.limit + 1],
     );
-    const result = page(rows, q.limit);
+    const result = page(`worker-runs:${ws.id}`, rows, q.limit);
     return { runs: result.rows.map(toRunDocument), next_cursor: result.next_cursor, capabilities: capabilitiesFor(ws) };
   }
 

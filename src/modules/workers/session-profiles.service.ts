@@ -65,11 +65,11 @@ export class SessionProfilesService {
   }
 
   async list(ws: WorkspaceContext, q: PageQuery) {
-    const after = cursorPosition(q.cursor);
+    const after = cursorPosition(`session-profiles:${ws.id}`, q.cursor);
     const query = this.dataSource.manager.createQueryBuilder(WorkerSessionProfile, 'p').where('p.workspaceId = :workspaceId', { workspaceId: ws.id });
     if (after) query.andWhere('(p.createdAt, p.id) > (:at, :id)', after);
     const rows = await query.orderBy('p.createdAt').addOrderBy('p.id').limit(q.limit + 1).getMany();
-    const result = page(rows, q.limit);
+    const result = page(`session-profiles:${ws.id}`, rows, q.limit);
     return { session_profiles: result.rows.map(toSessionProfileDocument), next_cursor: result.next_cursor, capabilities: capabilitiesFor(ws) };
   }
 

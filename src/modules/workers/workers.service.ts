@@ -73,13 +73,13 @@ export class WorkersService {
   }
 
   async list(ws: WorkspaceContext, q: ListWorkersQuery) {
-    const after = cursorPosition(q.cursor);
+    const after = cursorPosition(`workers:${ws.id}`, q.cursor);
     const rows: WorkerRow[] = await this.dataSource.query(
       `SELECT ${WORKER_COLUMNS} FROM workers WHERE workspace_id = $1 AND ($2::text IS NULL OR lifecycle = $2)
          AND ($3::timestamptz IS NULL OR (created_at, id) > ($3, $4)) ORDER BY created_at, id LIMIT $5`,
       [ws.id, q.lifecycle ?? null, after?.at ?? null, after?.id ?? null, q.limit + 1],
     );
-    const result = page(rows, q.limit);
+    const result = page(`workers:${ws.id}`, rows, q.limit);
     return { workers: result.rows.map(toWorkerDocument), next_cursor: result.next_cursor, capabilities: capabilitiesFor(ws) };
   }
 

@@ -122,13 +122,13 @@ export class WorkflowsService {
   }
 
   async list(ws: WorkspaceContext, q: PageQuery) {
-    const after = cursorPosition(q.cursor);
+    const after = cursorPosition(`workflows:${ws.id}`, q.cursor);
     const rows: WorkflowRow[] = await this.dataSource.query(
       `SELECT ${COLUMNS} FROM workflows WHERE workspace_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) > ($2, $3))
        ORDER BY created_at, id LIMIT $4`,
       [ws.id, after?.at ?? null, after?.id ?? null, q.limit + 1],
     );
-    const result = page(rows, q.limit);
+    const result = page(`workflows:${ws.id}`, rows, q.limit);
     return { workflows: result.rows.map(toWorkflowDocument), next_cursor: result.next_cursor, capabilities: capabilitiesFor(ws) };
   }
 
