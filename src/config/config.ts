@@ -39,6 +39,7 @@ class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1200) READ_MODEL_RETENTION_MONTHS?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) READY_STREAM_BACKLOG_MAX?: number;
   @IsOptional() @Transform(toInt) @IsInt() @Min(65_536) @Max(1_073_741_824) STREAM_BATCH_MAX_BYTES?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(36500) KEY_IDLE_DAYS?: number;
   @IsOptional() @IsString() NODE_ENV?: string;
 }
 
@@ -77,6 +78,8 @@ export interface AppConfig {
   readyStreamBacklogMax: number;
   /** Most bytes of stream entry data one consumer pass admits (the entry that reaches it is the last). */
   streamBatchMaxBytes: number;
+  /** Days without a usage event after which a key reads `idle: true`. */
+  keyIdleDays: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -145,5 +148,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     readModelRetentionMonths: vars.READ_MODEL_RETENTION_MONTHS ?? 13,
     readyStreamBacklogMax: vars.READY_STREAM_BACKLOG_MAX ?? 100_000,
     streamBatchMaxBytes: vars.STREAM_BATCH_MAX_BYTES ?? DEFAULT_STREAM_BATCH_MAX_BYTES,
+    keyIdleDays: vars.KEY_IDLE_DAYS ?? 90,
   };
 }

@@ -5,6 +5,8 @@ import { WorkspaceMember } from 'src/modules/workspaces/entities/workspace-membe
 import { Workspace } from 'src/modules/workspaces/entities/workspace.entity';
 import { AuditEvent } from 'src/modules/audit/entities/audit-event.entity';
 import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
+import { VirtualKeyRemoval } from 'src/modules/keys/entities/virtual-key-removal.entity';
+import { VirtualKeyUsage } from 'src/modules/keys/entities/virtual-key-usage.entity';
 import { PolicyRevision } from 'src/modules/policy/entities/policy-revision.entity';
 import { Policy } from 'src/modules/policy/entities/policy.entity';
 import { ApprovalPolicyRevision } from 'src/modules/approvals/entities/approval-policy-revision.entity';
@@ -48,6 +50,8 @@ export const ENTITIES = [
   Workspace,
   AuditEvent,
   VirtualKey,
+  VirtualKeyRemoval,
+  VirtualKeyUsage,
   PolicyRevision,
   Policy,
   ApprovalPolicyRevision,

@@ -9,6 +9,7 @@ import { Workers1763769607000 } from 'src/database/migrations/1763769607000-work
 import { Webhooks1763769608000 } from 'src/database/migrations/1763769608000-webhooks';
 import { ReadModelHotUpdates1763769609000 } from 'src/database/migrations/1763769609000-read-model-hot-updates';
 import { ReadModelPartitionAttach1763769610000 } from 'src/database/migrations/1763769610000-read-model-partition-attach';
+import { KeyRotation1763769630000 } from 'src/database/migrations/1763769630000-key-rotation';
 
 /** Every migration, in order. A new migration is added here (explicit, so bundling never loses one). */
-export const MIGRATIONS = [Foundation1763769600000, Keys1763769601000, Policy1763769602000, Approvals1763769603000, ReadModels1763769604000, Connections1763769605000, ModelProviders1763769606000, Workers1763769607000, Webhooks1763769608000, ReadModelHotUpdates1763769609000, ReadModelPartitionAttach1763769610000];
+export const MIGRATIONS = [Foundation1763769600000, Keys1763769601000, Policy1763769602000, Approvals1763769603000, ReadModels1763769604000, Connections1763769605000, ModelProviders1763769606000, Workers1763769607000, Webhooks1763769608000, ReadModelHotUpdates1763769609000, ReadModelPartitionAttach1763769610000, KeyRotation1763769630000];

@@ -49,6 +49,9 @@ export default async () => {
                         "CatalogProviderDto": { provider: { required: true, enum: ["broker_a", "broker_b"] }, api_key: { required: true, type: () => String } },
                         "FederatedCompleteDto": { catalog_session_id: { required: true, type: () => String, pattern: "^cxs_[a-f0-9]{32}$" }, upstream_connection_id: { required: true, type: () => String, description: "Checked by the service: its failures are a 400 `invalid upstream connection id`.", maxLength: 4096 }, mcp_url: { required: true, type: () => String, minLength: 1, maxLength: 2048 } }
                     }],
+                [import("../keys/dto/key-list-query.dto"), {
+                        "KeyListQueryDto": { sort: { required: true, default: "created", enum: ["created", "last_used"] } }
+                    }],
                 [import("../model-providers/dto/model-provider.dto"), {
                         "CreateModelProviderDto": { provider: { required: true, enum: ["provider_a", "provider_b", "provider_c", "compat_custom"] }, api_key: { required: true, type: () => String }, model_pattern: { required: true, type: () => String }, upstream_model: { required: true, type: () => String }, base_url: { required: false, type: () => String } }
                     }],
@@ -58,6 +61,9 @@ export default async () => {
                     }],
                 [import("../connections/dto/catalog-query.dto"), {
                         "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
+                    }],
+                [import("../keys/dto/rotate-key.dto"), {
+                        "RotateKeyDto": { grace_seconds: { required: false, type: () => Number, nullable: true, description: "How long the replaced secret keeps working (0 ends it at once; null or omitted: the default); capped by the key's own expiry.", minimum: 0 } }
                     }],
                 [import("../policy/dto/policy.dto"), {
                         "StoreDraftDto": { cedar_text: { required: true, type: () => String } },
@@ -181,6 +187,8 @@ export default async () => {
                         "KeysController": {
                             "mint": {},
                             "list": {},
+                            "get": {},
+                            "rotate": {},
                             "revoke": {}
                         }
                     }],
