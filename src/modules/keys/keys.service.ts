@@ -263,20 +263,25 @@ export class KeysService implements OnModuleInit {
         if (!row) return false;
         const now = new Date();
         const active = keyStatus(row, now) === 'active';
-        const name = this.hotPath.keyName(row.key_hash);
-        if (active) await this.hotPath.set(name, JSON.stringify(toKeyContext(row, now)), row.expires_at);
-        else await this.hotPath.delete(name);
-        if (row.previous_key_hash) {
-          const previous = this.hotPath.keyName(row.previous_key_hash);
-          const validUntil = row.previous_valid_until!;
-          if (active && validUntil > now) await this.hotPath.set(previous, JSON.stringify(toKeyContext({ ...row, previous: true }, now)), validUntil);
-          else await this.hotPath.delete(previous);
-        }
         const due: { key_hash: string }[] = await manager.query(
           `SELECT key_hash FROM virtual_key_removals WHERE key_id = $1 AND due_at <= clock_timestamp() ORDER BY key_hash FOR UPDATE`,
           [keyId],
         );
-        for (const { key_hash } of due) await this.hotPath.delete(this.hotPath.keyName(key_hash));
+        // Issued together (node-redis pipelines commands of one tick); one key per command, so Redis Cluster is fine.
+        const writes: Promise<void>[] = [];
+        const name = this.hotPath.keyName(row.key_hash);
+        writes.push(active ? this.hotPath.set(name, JSON.stringify(toKeyContext(row, now)), row.expires_at) : this.hotPath.delete(name));
+        if (row.previous_key_hash) {
+          const previous = this.hotPath.keyName(row.previous_key_hash);
+          const validUntil = row.previous_valid_until!;
+          writes.push(
+            active && validUntil > now
+              ? this.hotPath.set(previous, JSON.stringify(toKeyContext({ ...row, previous: true }, now)), validUntil)
+              : this.hotPath.delete(previous),
+          );
+        }
+        for (const { key_hash } of due) writes.push(this.hotPath.delete(this.hotPath.keyName(key_hash)));
+        await Promise.all(writes);
         if (due.length > 0) await manager.query(`DELETE FROM virtual_key_removals WHERE key_id = $1 AND key_hash = ANY($2)`, [keyId, due.map((r) => r.key_hash)]);
         await manager.query(`UPDATE virtual_keys SET hot_path_pending = false WHERE id = $1`, [keyId]);
         return true;
