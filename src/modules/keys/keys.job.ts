@@ -17,6 +17,8 @@ export const KEY_SYNC_INTERVAL_MS = 2000;
 export class KeysJob implements OnModuleInit {
   private readonly logger = new Logger('keys');
   private running = false;
+  /** A pass was asked for while one ran (Redis came back mid-pass): run another right after. */
+  private again = false;
 
   constructor(
     private readonly keys: KeysService,
@@ -26,15 +28,26 @@ export class KeysJob implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    if (this.scheduler && this.redis) this.redis.on('ready', () => void this.tick());
+    if (this.scheduler && this.redis) this.redis.on('ready', () => this.redisBack());
   }
 
+  /** Redis is reachable again: a pass now, or right after the one running (it may have failed its first keys). */
+  private redisBack(): void {
+    if (this.running) this.again = true;
+    else void this.tick();
+  }
+
+  /** One pass; none while Redis is known to be down (nothing could settle, and its return starts one). */
   @Interval(KEY_SYNC_INTERVAL_MS)
   async tick(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
-      await this.keys.reconcile();
+      do {
+        this.again = false;
+        if (this.redis && !this.redis.isReady) return;
+        await this.keys.reconcile();
+      } while (this.again);
     } catch (error) {
       this.logger.warn({ msg: 'key sync pass failed', ...errorFields(error) });
     } finally {
