@@ -24,7 +24,7 @@ export class KeysJob implements OnModuleInit {
     private readonly keys: KeysService,
     @Inject(REDIS) private readonly redis: RedisClientType | null,
     // Present only when the application runs its jobs (ScheduleModule): no pass is started otherwise.
-    @Optional() private readonly scheduler: SchedulerRegistry | null,
+    @Optional() @Inject(SchedulerRegistry) private readonly scheduler: SchedulerRegistry | null,
   ) {}
 
   onModuleInit(): void {
