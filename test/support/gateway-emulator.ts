@@ -214,8 +214,8 @@ export class GatewayEmulator {
     if (text === null) {
       const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer('gateway').setAudience('control')
         .setIssuedAt().setExpirationTime('60s').setJti(randomUUID()).sign(encoder.encode(this.secret));
-      const res = await fetch(`${source.controlUrl}/internal/v1/keys/${hash}`, { headers: { authorization: `Bearer ${token}` } });
-      if (res.status !== 200) return null;
+      const res = await fetch(`${source.controlUrl}/internal/v1/keys/${hash}`, { headers: { authorization: `Bearer ${token}` } }).catch(() => null);
+      if (res?.status !== 200) return null; // control unreachable or the digest unknown: refused
       text = await res.text();
     }
     const context = JSON.parse(text) as KeyContext;
