@@ -5,13 +5,15 @@
  */
 import { createServer } from 'node:http';
 import { Pool } from 'pg';
-import { KeyRow, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
+import { KeyDocumentRow, KeyRow, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
 import { BY_HASH, LIST } from 'src/modules/keys/keys.service';
 import { Env } from 'src/common/access/context';
 
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
 const KEY = /^\/keys\/([0-9a-f]{64})$/;
 const LIST_PATH = /^\/workspaces\/([^/]+)\/keys$/;
+/** KEY_IDLE_DAYS's default: the mapper's `idle` computed as control computes it. */
+const IDLE_DAYS = 90;
 
 const server = createServer((req, res) => {
   const reply = (status: number, body: unknown) => {
@@ -26,10 +28,10 @@ const server = createServer((req, res) => {
       () => reply(500, { detail: 'error' }),
     );
   } else if (list) {
-    pool.query<KeyRow>({ ...LIST, values: [list[1]] }).then(
+    pool.query<KeyDocumentRow>({ ...LIST, values: [list[1]] }).then(
       ({ rows }) => {
         const now = new Date();
-        reply(200, { keys: rows.map((row) => toKeyDocument(row, now)) });
+        reply(200, { keys: rows.map((row) => toKeyDocument(row, now, IDLE_DAYS)) });
       },
       () => reply(500, { detail: 'error' }),
     );

@@ -58,6 +58,10 @@ describe('virtual keys', () => {
         attributes: {},
         created_at: expect.stringMatching(RFC3339),
         revoked_at: null,
+        rotated_at: null,
+        previous: null,
+        last_used_at: null,
+        idle: false,
         plaintext: expect.stringMatching(/^ob_test_[A-Za-z0-9_-]{43}$/),
       });
       const [row] = await t.db.query(`SELECT * FROM virtual_keys WHERE id = $1`, [res.body.key_id]);
@@ -183,6 +187,7 @@ describe('virtual keys', () => {
         attributes: {},
         expires_at: null,
         revoked_at: null,
+        valid_until: null,
       });
       expect((await internalKey(sha256(res.body.plaintext))).body).toEqual(context);
       expect(await redis.pTTL(hotKey(res.body.plaintext))).toBe(-1);

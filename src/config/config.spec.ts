@@ -25,6 +25,7 @@ describe('configuration', () => {
       logLevel: 'info',
       readyStreamBacklogMax: 100_000,
       streamBatchMaxBytes: 67_108_864,
+      keyIdleDays: 90,
     });
   });
 
@@ -49,6 +50,8 @@ describe('configuration', () => {
     ['STREAM_BATCH_MAX_BYTES', '1073741825'],
     ['STREAM_BATCH_MAX_BYTES', '64MB'],
     ['HTTP_PLATFORM', 'koa'],
+    ['KEY_IDLE_DAYS', '0'],
+    ['KEY_IDLE_DAYS', '1.5'],
   ])('stops with one line naming %s for a bad value', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     try {
@@ -66,6 +69,10 @@ describe('configuration', () => {
   it('reads the byte budget of a stream consumer pass, from 64 KiB to 1 GiB', () => {
     expect(loadConfig({ STREAM_BATCH_MAX_BYTES: '65536' }).streamBatchMaxBytes).toBe(65_536);
     expect(loadConfig({ STREAM_BATCH_MAX_BYTES: '1073741824' }).streamBatchMaxBytes).toBe(1_073_741_824);
+  });
+
+  it('reads the days after which an unused key is idle', () => {
+    expect(loadConfig({ KEY_IDLE_DAYS: '30' }).keyIdleDays).toBe(30);
   });
 
   it('selects the HTTP platform, naming the choices when the value is neither', () => {

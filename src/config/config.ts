@@ -42,6 +42,7 @@ class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt() @Min(65_536) @Max(1_073_741_824) STREAM_BATCH_MAX_BYTES?: number;
   @IsOptional() @IsString() CONTROL_SIGNING_KEY?: string;
   @IsOptional() @IsString() CONTROL_SIGNING_KEY_PREVIOUS?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(36500) KEY_IDLE_DAYS?: number;
   @IsOptional() @IsString() NODE_ENV?: string;
 }
 
@@ -84,6 +85,8 @@ export interface AppConfig {
   controlSigningKey: string | undefined;
   /** The key rotated from: its signatures still verify and it stays in the published JWKS; never signs. */
   controlSigningKeyPrevious: string | undefined;
+  /** Days without a usage event after which a key reads `idle: true`. */
+  keyIdleDays: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -174,5 +177,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     streamBatchMaxBytes: vars.STREAM_BATCH_MAX_BYTES ?? DEFAULT_STREAM_BATCH_MAX_BYTES,
     controlSigningKey: signingKey,
     controlSigningKeyPrevious: previousSigningKey,
+    keyIdleDays: vars.KEY_IDLE_DAYS ?? 90,
   };
 }

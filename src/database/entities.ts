@@ -8,6 +8,8 @@ import { AuditChainHead } from 'src/modules/audit/entities/audit-chain-head.enti
 import { AuditCheckpoint } from 'src/modules/audit/entities/audit-checkpoint.entity';
 import { ControlSigningKey } from 'src/common/signing/control-signing-key.entity';
 import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
+import { VirtualKeyRemoval } from 'src/modules/keys/entities/virtual-key-removal.entity';
+import { VirtualKeyUsage } from 'src/modules/keys/entities/virtual-key-usage.entity';
 import { PolicyRevision } from 'src/modules/policy/entities/policy-revision.entity';
 import { Policy } from 'src/modules/policy/entities/policy.entity';
 import { ApprovalPolicyRevision } from 'src/modules/approvals/entities/approval-policy-revision.entity';
@@ -54,6 +56,8 @@ export const ENTITIES = [
   AuditCheckpoint,
   ControlSigningKey,
   VirtualKey,
+  VirtualKeyRemoval,
+  VirtualKeyUsage,
   PolicyRevision,
   Policy,
   ApprovalPolicyRevision,

@@ -13,6 +13,8 @@
  *   gw.unseal(envelope)                                // { kind, secret } inside an envelope it issued
  *   gw.tokenLifetimeS = 60                             // `expires_at` of exchanged/refreshed tokens (default 3600)
  *   await gw.emitDecisions({ redis, prefix }, ws, requests) // authorize with the published policy and XADD receipts carrying it
+
+ *   gw.resolveKeysWith({ redis, prefix, controlUrl })  // serve GET /v1/key: an agent's virtual key, as the gateway resolves it
  *   await gw.stop()
  *
  * Behaviour: every call needs a service JWT (`iss` control, `aud` gateway) or answers 401.
@@ -30,11 +32,18 @@
  * and XADDs one receipt revision per request to `{prefix}:receipts` with `decision` and
  * `envelope.authorization` (the request, the decision, `policy_revision_id`, the determining
  * policies by `@id` or position).
+
+ * Agent side (after `resolveKeysWith`): GET /v1/key with `Authorization: Bearer <virtual key>`
+ * resolves the key as docs/gateway-integration.md asks a gateway to: `GET {prefix}:key:{sha256}`
+ * from Redis, on a miss (or Redis down) `GET {controlUrl}/internal/v1/keys/{sha256}` with a service
+ * token; it answers 200 with the key context when its `status` is `active`, `expires_at` has not
+ * passed and `valid_until` (a secret replaced by a rotation) is null or still ahead, else 401
+ * `{error: {code: "invalid_api_key"}}`.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { decodeJwt, jwtVerify } from 'jose';
+import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import { isAuthorized } from '@cedar-policy/cedar-wasm/nodejs';
 import type { RedisClientType } from 'redis';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
@@ -64,6 +73,19 @@ export interface GatewayCall {
   status: number | 'hung';
 }
 
+/** Where the emulated gateway reads key contexts: Redis first, control's internal lookup on a miss. */
+export interface KeySource {
+  redis: RedisClientType;
+  prefix: string;
+  controlUrl: string;
+}
+
+interface KeyContext {
+  status: string;
+  expires_at: string | null;
+  valid_until: string | null;
+}
+
 type Switch = { kind: 'fail'; status: number; body: unknown } | { kind: 'hang' } | { kind: 'hold'; released: Promise<void> };
 
 const KEY_ID = 'gwk_emulator_1';
@@ -80,6 +102,7 @@ export class GatewayEmulator {
   private readonly switches = new Map<string, Switch>();
   private readonly seenJti = new Set<string>();
   private readonly hung = new Set<ServerResponse>();
+  private keySource?: KeySource;
 
   private constructor(private readonly secret: string) {}
 
@@ -89,6 +112,10 @@ export class GatewayEmulator {
     await new Promise<void>((resolve) => gw.server.listen(port, '127.0.0.1', resolve));
     gw.url = `http://127.0.0.1:${(gw.server.address() as AddressInfo).port}`;
     return gw;
+  }
+
+  resolveKeysWith(source: KeySource): void {
+    this.keySource = source;
   }
 
   callsTo(path: string): GatewayCall[] {
@@ -173,6 +200,10 @@ export class GatewayEmulator {
     if (sw?.kind === 'hold') await sw.released;
 
     const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
+    if (path === '/v1/key' && req.method === 'GET' && this.keySource) {
+      const context = auth ? await this.resolveKey(this.keySource, auth[1]) : null;
+      return context ? reply(200, context) : reply(401, { error: { code: 'invalid_api_key' } });
+    }
     if (req.method !== 'POST' || !auth || !verifyServiceToken(auth[1], this.secret, 'control', 'gateway')) {
       return reply(401, { error: { code: 'unauthorized' } });
     }
@@ -257,6 +288,28 @@ export class GatewayEmulator {
     }
     await Promise.all(entries.map((data) => target.redis.xAdd(`${target.prefix}:receipts`, '*', { data })));
     return emitted;
+  }
+
+  /** The key context a gateway would accept for `secret`, or null. */
+  private async resolveKey(source: KeySource, secret: string): Promise<KeyContext | null> {
+    const hash = createHash('sha256').update(secret).digest('hex');
+    let text: string | null = null;
+    try {
+      text = await source.redis.get(`${source.prefix}:key:${hash}`);
+    } catch {
+      // Redis down: control answers.
+    }
+    if (text === null) {
+      const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer('gateway').setAudience('control')
+        .setIssuedAt().setExpirationTime('60s').setJti(randomUUID()).sign(encoder.encode(this.secret));
+      const res = await fetch(`${source.controlUrl}/internal/v1/keys/${hash}`, { headers: { authorization: `Bearer ${token}` } }).catch(() => null);
+      if (res?.status !== 200) return null; // control unreachable or the digest unknown: refused
+      text = await res.text();
+    }
+    const context = JSON.parse(text) as KeyContext;
+    const now = Date.now();
+    const ended = (at: string | null) => at !== null && Date.parse(at) <= now;
+    return context.status === 'active' && !ended(context.expires_at) && !ended(context.valid_until) ? context : null;
   }
 
   private grant() {

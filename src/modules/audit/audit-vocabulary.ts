@@ -5,6 +5,7 @@ export const AUDIT_ACTIONS = [
   'workspace.create',
   'key.mint',
   'key.revoke',
+  'key.rotate',
   'catalog.provider.register',
   'webhook.configure',
   'webhook.delete',

@@ -1,10 +1,13 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { Action } from 'src/common/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/common/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
+import { ReceivedAt } from 'src/common/http/received-at';
+import { KeyListQueryDto } from 'src/modules/keys/dto/key-list-query.dto';
 import { MintKeyDto } from 'src/modules/keys/dto/mint-key.dto';
+import { DEFAULT_GRACE_SECONDS, RotateKeyDto } from 'src/modules/keys/dto/rotate-key.dto';
 import { KeysService } from 'src/modules/keys/keys.service';
-import { KEY_LIST_SCHEMA, KEY_SCHEMA, MINTED_KEY_SCHEMA } from 'src/modules/keys/keys.responses';
+import { KEY_DETAIL_SCHEMA, KEY_LIST_SCHEMA, KEY_SCHEMA, MINTED_KEY_SCHEMA } from 'src/modules/keys/keys.responses';
 
 @Controller('api/v1/workspaces/:ws/keys')
 export class KeysController {
@@ -22,9 +25,29 @@ export class KeysController {
 
   @Get()
   @Returns(KEY_LIST_SCHEMA)
+  @Answers(422, '`sort` other than `created` or `last_used`', 'ValidationError')
   @Action('workspace.read')
-  list(@Workspace() ws: WorkspaceContext) {
-    return this.keys.list(ws);
+  list(@Workspace() ws: WorkspaceContext, @Query() query: KeyListQueryDto) {
+    return this.keys.list(ws, query.sort);
+  }
+
+  @Get(':keyId')
+  @Returns(KEY_DETAIL_SCHEMA)
+  @Answers(404, '`key not found` (also for a key of another workspace)')
+  @Action('workspace.read')
+  get(@Workspace() ws: WorkspaceContext, @Param('keyId') keyId: string) {
+    return this.keys.get(ws, keyId);
+  }
+
+  @Post(':keyId/rotate')
+  @HttpCode(200)
+  @Returns(MINTED_KEY_SCHEMA)
+  @Answers(404, '`key not found` (also for a key of another workspace)')
+  @Answers(409, '`key is revoked and cannot be rotated`, `key has expired and cannot be rotated`, `key was rotated by a concurrent request`; `workspace is frozen`')
+  @Answers(422, '`grace_seconds` not an integer from 0 to 604800', 'ValidationError')
+  @Action('key.manage')
+  rotate(@Workspace() ws: WorkspaceContext, @Param('keyId') keyId: string, @Body() body: RotateKeyDto, @ReceivedAt() receivedAt: Date) {
+    return this.keys.rotate(ws, keyId, body.grace_seconds ?? DEFAULT_GRACE_SECONDS, receivedAt);
   }
 
   @Post(':keyId/revoke')

@@ -7,6 +7,8 @@ import { KeysJob } from 'src/modules/keys/keys.job';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
+import { VirtualKeyRemoval } from 'src/modules/keys/entities/virtual-key-removal.entity';
+import { VirtualKeyUsage } from 'src/modules/keys/entities/virtual-key-usage.entity';
 
-@Module({ imports: [TypeOrmModule.forFeature([VirtualKey]), AuditModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob], exports: [KeysService] })
+@Module({ imports: [TypeOrmModule.forFeature([VirtualKey, VirtualKeyRemoval, VirtualKeyUsage]), AuditModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob], exports: [KeysService] })
 export class KeysModule {}

@@ -23,10 +23,32 @@ const KEY_FIELDS: Record<string, Schema> = {
   revoked_at: optionalTime,
 };
 
-/** A virtual key as operators see it: never the secret or its digest. */
-export const KEY_SCHEMA: Schema = closedObject({ ...KEY_FIELDS, last4: { type: 'string' }, created_at: { type: 'string', format: 'date-time' } });
+const PREVIOUS_SECRET: Schema = {
+  oneOf: [
+    { type: 'null' },
+    closedObject({ last4: { type: 'string' }, valid_until: { type: 'string', format: 'date-time', description: 'When the replaced secret stops (or stopped) being accepted.' } }),
+  ],
+  description: 'The secret the last rotation replaced; null for a key never rotated.',
+};
 
-/** The mint answer: the key plus its plaintext, returned this once. */
+/** A virtual key as operators see it: never the secret or its digest. */
+export const KEY_SCHEMA: Schema = closedObject({
+  ...KEY_FIELDS,
+  last4: { type: 'string' },
+  created_at: { type: 'string', format: 'date-time' },
+  rotated_at: optionalTime,
+  previous: PREVIOUS_SECRET,
+  last_used_at: { ...optionalTime, description: 'The latest `occurred_at` of the key\'s usage events; null before the first.' },
+  idle: { type: 'boolean', description: 'No usage event for KEY_IDLE_DAYS (from creation for a key never used).' },
+});
+
+/** GET one key: the document plus whether Redis agrees with it yet. */
+export const KEY_DETAIL_SCHEMA: Schema = closedObject({
+  ...KEY_SCHEMA.properties,
+  hot_path: { enum: ['published', 'removed', 'pending'], description: '`pending` until Redis agrees with the database; then `published` (active key) or `removed`.' },
+});
+
+/** The mint and rotate answer: the key plus its (new) plaintext, returned this once. */
 export const MINTED_KEY_SCHEMA: Schema = closedObject({ ...KEY_SCHEMA.properties, plaintext: { type: 'string', pattern: '^ob_(live|test)_[A-Za-z0-9_-]+$' } });
 
 export const KEY_LIST_SCHEMA: Schema = closedObject({ keys: { type: 'array', items: KEY_SCHEMA } });
@@ -37,4 +59,5 @@ export const KEY_CONTEXT_SCHEMA: Schema = closedObject({
   workspace_id: { type: 'string' },
   env: { enum: ['dev', 'stage', 'prod'] },
   ...KEY_FIELDS,
+  valid_until: { ...optionalTime, description: 'For a secret replaced by a rotation: when it stops being accepted; null for the current secret.' },
 });

@@ -1,4 +1,4 @@
-import { keyStatus } from 'src/modules/keys/dto/key.document';
+import { KeyDocumentRow, keyStatus, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
 import { newSecret, SECRET_BYTES } from 'src/modules/keys/keys.service';
 
 describe('keyStatus', () => {
@@ -28,5 +28,47 @@ describe('newSecret', () => {
     expect(secret).toMatch(/^ob_live_[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(secret.slice('ob_live_'.length), 'base64url')).toHaveLength(SECRET_BYTES);
     expect(newSecret('ob_live')).not.toBe(secret);
+  });
+});
+
+describe('toKeyDocument', () => {
+  const DAY = 86_400_000;
+  const now = new Date('2030-06-01T00:00:00.000Z');
+  const row = (over: Partial<KeyDocumentRow> = {}): KeyDocumentRow => ({
+    id: 'key_1', workspace_id: 'ws_1', agent_id: 'a', prefix: 'ob_test', key_hash: 'h'.repeat(64), last4: 'abcd',
+    allowed_models: ['*'], allowed_tools: ['*'], tools_mode: 'full', budget_micros_usd_month: null, rpm: null, tpm: null,
+    scopes: ['llm'], attributes: {}, expires_at: null, revoked_at: null, created_at: new Date(now.getTime() - 200 * DAY),
+    previous_key_hash: null, previous_last4: null, previous_valid_until: null, rotated_at: null, last_used_at: null,
+    ...over,
+  });
+
+  it('reads idle from the last use, or from creation for a key never used, from exactly idleDays on', () => {
+    expect(toKeyDocument(row({ last_used_at: new Date(now.getTime() - 90 * DAY) }), now, 90).idle).toBe(true);
+    expect(toKeyDocument(row({ last_used_at: new Date(now.getTime() - 90 * DAY + 1) }), now, 90).idle).toBe(false);
+    expect(toKeyDocument(row(), now, 90).idle).toBe(true);
+    expect(toKeyDocument(row({ created_at: new Date(now.getTime() - DAY) }), now, 90).idle).toBe(false);
+  });
+
+  it('shows the replaced secret as {last4, valid_until}, null before the first rotation, and never a digest', () => {
+    expect(toKeyDocument(row(), now, 90).previous).toBeNull();
+    const rotated = row({ previous_key_hash: 'p'.repeat(64), previous_last4: 'wxyz', previous_valid_until: now, rotated_at: now });
+    const document = toKeyDocument(rotated, now, 90);
+    expect(document).toMatchObject({ rotated_at: '2030-06-01T00:00:00.000Z', previous: { last4: 'wxyz', valid_until: '2030-06-01T00:00:00.000Z' } });
+    expect(JSON.stringify(document)).not.toContain('p'.repeat(64));
+    expect(JSON.stringify(document)).not.toContain('h'.repeat(64));
+  });
+});
+
+describe('toKeyContext', () => {
+  it('carries valid_until only for the replaced secret', () => {
+    const base = {
+      id: 'key_1', workspace_id: 'ws_1', env: 'dev' as const, agent_id: 'a', prefix: 'ob_test', key_hash: 'h'.repeat(64), last4: 'abcd',
+      allowed_models: ['*'], allowed_tools: ['*'], tools_mode: 'full', budget_micros_usd_month: null, rpm: null, tpm: null, scopes: ['llm'],
+      attributes: {}, expires_at: null, revoked_at: null, created_at: new Date(0), previous_key_hash: 'p'.repeat(64), previous_last4: 'wxyz',
+      previous_valid_until: new Date('2030-01-01T00:00:00.000Z'), rotated_at: new Date(0),
+    };
+    const now = new Date('2029-01-01T00:00:00.000Z');
+    expect(toKeyContext(base, now).valid_until).toBeNull();
+    expect(toKeyContext({ ...base, previous: true }, now).valid_until).toBe('2030-01-01T00:00:00.000Z');
   });
 });

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { Env, WorkspaceContext } from 'src/common/access/context';
@@ -9,8 +9,10 @@ import { newId } from 'src/common/ids/ids';
 import { parseRfc3339 } from 'src/common/time/time';
 import { namedQuery } from 'src/database/named-query';
 import { AuditService } from 'src/modules/audit/audit.service';
-import { KeyRow, keyColumns, keyStatus, keyStatusSql, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
+import { KeyDocumentRow, keyColumns, keyDocumentColumns, KeyRow, keyStatus, keyStatusSql, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
 import { MintKeyDto, SCOPES } from 'src/modules/keys/dto/mint-key.dto';
+import { KeySort } from 'src/modules/keys/dto/key-list-query.dto';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
 import { settleAll } from 'src/database/settle-all';
@@ -23,14 +25,28 @@ export const SECRET_BYTES = 32;
 /** Largest `attributes` object, as JSON: it rides in every key context the gateway reads. */
 export const MAX_ATTRIBUTES_BYTES = 16384;
 
-type KeyContextRow = KeyRow & { env: Env };
+type KeyContextRow = KeyRow & { env: Env; previous?: boolean };
+/** Key syncs a reconcile pass runs at once: after an outage every pending revocation lands within seconds (bench/README.md). */
+const SYNC_CONCURRENCY = 4;
+/** What `hot_path` reports: Redis agrees with an active key (`published`) or with a revoked or expired one (`removed`), or not yet (`pending`). */
+export type HotPathState = 'published' | 'removed' | 'pending';
 
 /** Named statements (planned once per connection); the bench baseline runs the same ones. */
-export const LIST = { name: 'keys_list', text: `SELECT ${keyColumns()} FROM virtual_keys WHERE workspace_id = $1 ORDER BY created_at, id` };
-// Joins workspaces (owned by workspaces) for `env` in the same statement: the gateway's key lookup is the hot path.
+export const LIST = { name: 'keys_list', text: `SELECT ${keyDocumentColumns()} FROM virtual_keys WHERE workspace_id = $1 ORDER BY created_at, id` };
+/** `sort=last_used`: never-used keys first, then the longest unused. */
+const LIST_BY_LAST_USE = {
+  name: 'keys_list_last_used',
+  text: `SELECT ${keyDocumentColumns()} FROM virtual_keys WHERE workspace_id = $1 ORDER BY last_used_at ASC NULLS FIRST, created_at, id`,
+};
+/**
+ * The key a digest names: its current secret, or the one its last rotation replaced while that is
+ * still valid, or when the key was revoked inside that grace (it then answers `revoked`, never 404).
+ * Joins workspaces (owned by workspaces) for `env` in the same statement: the gateway's key lookup is the hot path.
+ */
 export const BY_HASH = {
   name: 'keys_by_hash',
-  text: `SELECT ${keyColumns('k')}, w.env FROM virtual_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash = $1`,
+  text: `SELECT ${keyColumns('k')}, w.env, k.key_hash <> $1 AS previous FROM virtual_keys k JOIN workspaces w ON w.id = k.workspace_id
+         WHERE k.key_hash = $1 OR (k.previous_key_hash = $1 AND (k.previous_valid_until > clock_timestamp() OR k.revoked_at <= k.previous_valid_until))`,
 };
 const COUNTS = {
   name: 'keys_overview',
@@ -55,7 +71,7 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback
 
 /**
  * Virtual keys: mint (the secret is returned once; only its sha256 and last4 are stored), list,
- * revoke. After commit the key context is synchronized to the hot path; a failure there leaves
+ * read, rotate, revoke. After commit the key context is synchronized to the hot path; a failure there leaves
  * the key `hot_path_pending` for the sync job and never fails the request.
  */
 @Injectable()
@@ -68,6 +84,7 @@ export class KeysService implements OnModuleInit {
     private readonly audit: AuditService,
     private readonly hotPath: HotPath,
     private readonly overviews: OverviewRegistry,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
@@ -93,10 +110,10 @@ export class KeysService implements OnModuleInit {
     const plaintext = newSecret(prefix);
     const last4 = plaintext.slice(-4);
     const row = await this.access.mutate(ctx, async (tx, ws) => {
-      const [inserted]: KeyRow[] = await tx.manager.query(
+      const [inserted]: KeyDocumentRow[] = await tx.manager.query(
         `INSERT INTO virtual_keys (id, workspace_id, agent_id, prefix, key_hash, last4, allowed_models, allowed_tools, tools_mode,
            budget_micros_usd_month, rpm, tpm, scopes, attributes, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${keyColumns()}`,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${keyDocumentColumns()}`,
         [
           newId('key'), ws.id, body.agent_id, prefix, sha256Hex(plaintext), last4,
           JSON.stringify(body.allowed_models ?? ['*']), JSON.stringify(body.allowed_tools ?? ['*']), toolsMode,
@@ -113,29 +130,99 @@ export class KeysService implements OnModuleInit {
       tx.afterCommit(() => this.sync(inserted.id));
       return inserted;
     });
-    return { ...toKeyDocument(row, new Date()), plaintext };
+    return { ...this.document(row), plaintext };
   }
 
-  async list(ws: WorkspaceContext) {
-    const rows = await namedQuery<KeyRow>(this.dataSource, LIST, [ws.id]);
+  async list(ws: WorkspaceContext, sort: KeySort = 'created') {
+    const rows = await namedQuery<KeyDocumentRow>(this.dataSource, sort === 'last_used' ? LIST_BY_LAST_USE : LIST, [ws.id]);
     const now = new Date();
-    return { keys: rows.map((row) => toKeyDocument(row, now)) };
+    return { keys: rows.map((row) => toKeyDocument(row, now, this.config.keyIdleDays)) };
   }
 
-  /** Idempotent: a revoked key stays as it is (same `revoked_at`, no second audit row). */
-  async revoke(ctx: WorkspaceContext, keyId: string) {
-    const row = await this.access.mutate(ctx, async (tx, ws) => {
+  /**
+   * One key, with `hot_path`: `pending` while Redis may still disagree with the database (a write
+   * or a removal not yet confirmed), else `published` for an active key and `removed` for any other.
+   */
+  async get(ws: WorkspaceContext, keyId: string) {
+    const [row]: (KeyDocumentRow & { hot_path_pending: boolean; removal_due: boolean })[] = await this.dataSource.query(
+      `SELECT ${keyDocumentColumns('k')}, k.hot_path_pending,
+              EXISTS (SELECT 1 FROM virtual_key_removals r WHERE r.key_id = k.id AND r.due_at <= clock_timestamp()) AS removal_due
+       FROM virtual_keys k WHERE k.id = $1 AND k.workspace_id = $2`,
+      [keyId, ws.id],
+    );
+    if (!row) throw new ApiError(404, 'key not found');
+    const document = this.document(row);
+    const hotPath: HotPathState = row.hot_path_pending || row.removal_due ? 'pending' : document.status === 'active' ? 'published' : 'removed';
+    return { ...document, hot_path: hotPath };
+  }
+
+  /**
+   * A new secret for the same key (same `key_id`, settings, budget and rate windows). The replaced
+   * secret stays valid until the earlier of now + `graceSeconds` and the key's expiry; a secret
+   * still in an earlier rotation's grace ends at once, so at most two are ever valid. A rotation
+   * that arrived before the key's last rotation committed raced it: 409, nothing written.
+   */
+  async rotate(ctx: WorkspaceContext, keyId: string, graceSeconds: number, receivedAt: Date) {
+    const [row, plaintext] = await this.access.mutate(ctx, async (tx, ws) => {
       const [current]: KeyRow[] = await tx.manager.query(
         `SELECT ${keyColumns()} FROM virtual_keys WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
         [keyId, ws.id],
       );
       if (!current) throw new ApiError(404, 'key not found');
-      if (current.revoked_at) return current;
-      // UPDATE ... RETURNING answers [rows, count] through TypeORM.
-      const [[revoked]]: [KeyRow[], number] = await tx.manager.query(
-        `UPDATE virtual_keys SET revoked_at = clock_timestamp(), hot_path_pending = true WHERE id = $1 AND workspace_id = $2 RETURNING ${keyColumns()}`,
+      const status = keyStatus(current, new Date());
+      if (status === 'revoked') throw new ApiError(409, 'key is revoked and cannot be rotated');
+      if (status === 'expired') throw new ApiError(409, 'key has expired and cannot be rotated');
+      if (current.rotated_at && current.rotated_at.getTime() >= receivedAt.getTime()) throw new ApiError(409, 'key was rotated by a concurrent request');
+
+      const secret = newSecret(current.prefix);
+      const [[rotated]]: [KeyDocumentRow[], number] = await tx.manager.query(
+        `WITH t AS (SELECT clock_timestamp() AS now)
+         UPDATE virtual_keys SET previous_key_hash = key_hash, previous_last4 = last4,
+           previous_valid_until = LEAST(t.now + make_interval(secs => $3), expires_at), rotated_at = t.now,
+           key_hash = $4, last4 = $5, hot_path_pending = true
+         FROM t WHERE id = $1 AND workspace_id = $2 RETURNING ${keyDocumentColumns('virtual_keys')}`,
+        [keyId, ws.id, graceSeconds, sha256Hex(secret), secret.slice(-4)],
+      );
+      // The replaced digest leaves the hot path when its grace ends; one still in an earlier grace leaves now.
+      const removals: [string, Date][] = [[rotated.previous_key_hash!, rotated.previous_valid_until!]];
+      if (current.previous_key_hash && current.previous_valid_until! > rotated.rotated_at!) removals.push([current.previous_key_hash, rotated.rotated_at!]);
+      await tx.manager.query(
+        `INSERT INTO virtual_key_removals (key_hash, key_id, workspace_id, due_at)
+         SELECT h, $2, $3, d FROM unnest($1::text[], $4::timestamptz[]) AS r(h, d)
+         ON CONFLICT (key_hash) DO UPDATE SET due_at = LEAST(virtual_key_removals.due_at, EXCLUDED.due_at)`,
+        [removals.map(([hash]) => hash), keyId, ws.id, removals.map(([, due]) => due.toISOString())],
+      );
+      await this.audit.record(tx, {
+        workspaceId: ws.id,
+        actor: ws.operator,
+        action: 'key.rotate',
+        target: rotated.id,
+        detail: { key_id: rotated.id, last4: rotated.last4, prefix: rotated.prefix },
+      });
+      tx.afterCommit(() => this.sync(rotated.id));
+      return [rotated, secret] as const;
+    });
+    return { ...this.document(row), plaintext };
+  }
+
+  /** Idempotent: a revoked key stays as it is (same `revoked_at`, no second audit row). */
+  async revoke(ctx: WorkspaceContext, keyId: string) {
+    const row = await this.access.mutate(ctx, async (tx, ws) => {
+      const [current]: KeyDocumentRow[] = await tx.manager.query(
+        `SELECT ${keyDocumentColumns()} FROM virtual_keys WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
         [keyId, ws.id],
       );
+      if (!current) throw new ApiError(404, 'key not found');
+      if (current.revoked_at) return current;
+      // Both secrets end now: a replaced one still in its grace too (its removal is due at once).
+      // UPDATE ... RETURNING answers [rows, count] through TypeORM.
+      const [[revoked]]: [KeyDocumentRow[], number] = await tx.manager.query(
+        `WITH t AS (SELECT clock_timestamp() AS now)
+         UPDATE virtual_keys SET revoked_at = t.now, previous_valid_until = LEAST(previous_valid_until, t.now), hot_path_pending = true
+         FROM t WHERE id = $1 AND workspace_id = $2 RETURNING ${keyDocumentColumns('virtual_keys')}`,
+        [keyId, ws.id],
+      );
+      await tx.manager.query(`UPDATE virtual_key_removals SET due_at = LEAST(due_at, $2) WHERE key_id = $1`, [keyId, revoked.revoked_at]);
       await this.audit.record(tx, {
         workspaceId: ws.id,
         actor: ws.operator,
@@ -146,28 +233,26 @@ export class KeysService implements OnModuleInit {
       tx.afterCommit(() => this.sync(revoked.id));
       return revoked;
     });
-    return toKeyDocument(row, new Date());
+    return this.document(row);
   }
 
   /**
-   * The key context for a sha256 digest, as JSON text: from the hot path when it holds the key,
-   * else from PostgreSQL (any status; null for an unknown digest or a missing workspace).
+   * The key context for a sha256 digest, as JSON text, from PostgreSQL (any status; null for an
+   * unknown digest, a replaced secret past its grace, or a missing workspace). Never from the hot
+   * path: a revoke's failed Redis delete must not let this route answer `active` after the 200.
    */
   async context(keyHash: string): Promise<string | null> {
-    try {
-      const cached = await this.hotPath.get(this.hotPath.keyName(keyHash));
-      if (cached !== null) return cached;
-    } catch {
-      // Hot path down: PostgreSQL answers.
-    }
     const [row] = await namedQuery<KeyContextRow>(this.dataSource, BY_HASH, [keyHash]);
     return row ? JSON.stringify(toKeyContext(row, new Date())) : null;
   }
 
   /**
-   * Makes the hot path agree with the committed key: an active key's context is written (expiring
-   * at `expires_at`), any other is deleted; then the pending flag is cleared. Runs under the key's
-   * row lock, so a sync can never overwrite the outcome of a later revoke. False when deferred.
+   * Makes the hot path agree with the committed key: an active key's context is written under its
+   * digest (expiring at `expires_at`) and under the replaced secret's digest while that is in its
+   * grace (expiring at `valid_until`); any other key's digests are deleted, and so is every digest
+   * whose removal is due. Then the pending flag and the settled removals are cleared. Runs under
+   * the key's row lock, so a sync can never overwrite the outcome of a later revoke or rotation.
+   * False when deferred.
    */
   async sync(keyId: string): Promise<boolean> {
     try {
@@ -178,10 +263,28 @@ export class KeysService implements OnModuleInit {
           [keyId],
         );
         if (!row) return false;
-        const name = this.hotPath.keyName(row.key_hash);
         const now = new Date();
-        if (keyStatus(row, now) === 'active') await this.hotPath.set(name, JSON.stringify(toKeyContext(row, now)), row.expires_at);
-        else await this.hotPath.delete(name);
+        const active = keyStatus(row, now) === 'active';
+        const due: { key_hash: string }[] = await manager.query(
+          `SELECT key_hash FROM virtual_key_removals WHERE key_id = $1 AND due_at <= clock_timestamp() ORDER BY key_hash FOR UPDATE`,
+          [keyId],
+        );
+        // Issued together (node-redis pipelines commands of one tick); one key per command, so Redis Cluster is fine.
+        const writes: Promise<void>[] = [];
+        const name = this.hotPath.keyName(row.key_hash);
+        writes.push(active ? this.hotPath.set(name, JSON.stringify(toKeyContext(row, now)), row.expires_at) : this.hotPath.delete(name));
+        if (row.previous_key_hash) {
+          const previous = this.hotPath.keyName(row.previous_key_hash);
+          const validUntil = row.previous_valid_until!;
+          writes.push(
+            active && validUntil > now
+              ? this.hotPath.set(previous, JSON.stringify(toKeyContext({ ...row, previous: true }, now)), validUntil)
+              : this.hotPath.delete(previous),
+          );
+        }
+        for (const { key_hash } of due) writes.push(this.hotPath.delete(this.hotPath.keyName(key_hash)));
+        await Promise.all(writes);
+        if (due.length > 0) await manager.query(`DELETE FROM virtual_key_removals WHERE key_id = $1 AND key_hash = ANY($2)`, [keyId, due.map((r) => r.key_hash)]);
         await manager.query(`UPDATE virtual_keys SET hot_path_pending = false WHERE id = $1`, [keyId]);
         return true;
       });
@@ -214,8 +317,23 @@ export class KeysService implements OnModuleInit {
     return namedQuery(this.dataSource, BUDGET_CAPS, [workspaceId]);
   }
 
-  /** One pass of the sync job over every key whose hot-path state is pending; returns how many settled. */
+  /**
+   * One pass of the sync job over every key whose hot-path state is pending or that has a digest
+   * due for removal (a grace that ended, whatever Redis's own expiry did); returns how many settled.
+   */
   reconcile(pageSize = 100): Promise<number> {
-    return settleAll(this.dataSource, `SELECT id FROM virtual_keys WHERE hot_path_pending AND id > $1 ORDER BY id LIMIT $2`, (id) => this.sync(id), pageSize);
+    return settleAll(
+      this.dataSource,
+      `SELECT id FROM virtual_keys WHERE hot_path_pending AND id > $1
+       UNION SELECT key_id FROM virtual_key_removals WHERE due_at <= clock_timestamp() AND key_id > $1
+       ORDER BY id LIMIT $2`,
+      (id) => this.sync(id),
+      pageSize,
+      SYNC_CONCURRENCY,
+    );
+  }
+
+  private document(row: KeyDocumentRow) {
+    return toKeyDocument(row, new Date(), this.config.keyIdleDays);
   }
 }

@@ -53,6 +53,9 @@ export default async () => {
                         "CatalogProviderDto": { provider: { required: true, enum: ["broker_a", "broker_b"] }, api_key: { required: true, type: () => String } },
                         "FederatedCompleteDto": { catalog_session_id: { required: true, type: () => String, pattern: "^cxs_[a-f0-9]{32}$" }, upstream_connection_id: { required: true, type: () => String, description: "Checked by the service: its failures are a 400 `invalid upstream connection id`.", maxLength: 4096 }, mcp_url: { required: true, type: () => String, minLength: 1, maxLength: 2048 } }
                     }],
+                [import("../keys/dto/key-list-query.dto"), {
+                        "KeyListQueryDto": { sort: { required: true, default: "created", enum: ["created", "last_used"] } }
+                    }],
                 [import("../model-providers/dto/model-provider.dto"), {
                         "CreateModelProviderDto": { provider: { required: true, enum: ["provider_a", "provider_b", "provider_c", "compat_custom"] }, api_key: { required: true, type: () => String }, model_pattern: { required: true, type: () => String }, upstream_model: { required: true, type: () => String }, base_url: { required: false, type: () => String } }
                     }],
@@ -63,12 +66,15 @@ export default async () => {
                 [import("../connections/dto/catalog-query.dto"), {
                         "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
                     }],
+                [import("../keys/dto/rotate-key.dto"), {
+                        "RotateKeyDto": { grace_seconds: { required: false, type: () => Number, nullable: true, description: "How long the replaced secret keeps working (0 ends it at once; null or omitted: the default); capped by the key's own expiry.", minimum: 0 } }
+                    }],
                 [import("../policy/dto/policy.dto"), {
                         "StoreDraftDto": { cedar_text: { required: true, type: () => String } },
                         "PublishPolicyDto": { expected_draft_hash: { required: true, type: () => String, pattern: "^sha256:[a-f0-9]{64}$" }, expected_revision_id: { required: false, type: () => String, nullable: true, description: "Null or omitted for the first revision.", maxLength: 64 } },
                         "ReplayPolicyDto": { from: { required: false, type: () => String, description: "Half-open UTC window (both or neither; default the last 7 days), checked by the service with the window helpers." }, to: { required: false, type: () => String }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100000 }, cedar_text: { required: false, type: () => String } },
                         "EntityUidDto": { type: { required: true, type: () => String, minLength: 1, maxLength: 256 }, id: { required: true, type: () => String, maxLength: 1024 } },
-                        "ExplainPolicyDto": { against: { required: true, enum: ["draft", "published"] }, receipt_id: { required: false, type: () => String, description: "Take the request from this receipt (of this workspace) instead of the fields below.", minLength: 1, maxLength: 64 }, principal: { required: false, type: () => t["../policy/dto/policy.dto"].EntityUidDto }, action: { required: false, type: () => t["../policy/dto/policy.dto"].EntityUidDto }, resource: { required: false, type: () => t["../policy/dto/policy.dto"].EntityUidDto }, context: { required: false, type: "object", additionalProperties: true }, entities: { required: false, type: () => [Object] } },
+                        "ExplainPolicyDto": { against: { required: true, enum: ["published", "draft"] }, receipt_id: { required: false, type: () => String, description: "Take the request from this receipt (of this workspace) instead of the fields below.", minLength: 1, maxLength: 64 }, principal: { required: false, type: () => t["../policy/dto/policy.dto"].EntityUidDto }, action: { required: false, type: () => t["../policy/dto/policy.dto"].EntityUidDto }, resource: { required: false, type: () => t["../policy/dto/policy.dto"].EntityUidDto }, context: { required: false, type: "object", additionalProperties: true }, entities: { required: false, type: () => [Object] } },
                         "PolicyDiffQueryDto": { from: { required: true, type: () => String, minLength: 1, maxLength: 64 }, to: { required: true, type: () => String, minLength: 1, maxLength: 64 } }
                     }],
                 [import("../receipts/dto/receipts-query.dto"), {
@@ -195,6 +201,8 @@ export default async () => {
                         "KeysController": {
                             "mint": {},
                             "list": {},
+                            "get": {},
+                            "rotate": {},
                             "revoke": {}
                         }
                     }],

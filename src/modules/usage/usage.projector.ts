@@ -1,4 +1,5 @@
 import { EntityManager } from 'typeorm';
+import { recordKeyUse } from 'src/modules/keys/dto/key.document';
 import { arrayLiteral } from 'src/modules/streams/array-literal';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
 import { ParkedEntry, ParsedEntry, StreamProjector } from 'src/modules/streams/streams.service';
@@ -74,8 +75,9 @@ export const DIMENSIONS = { kind: 'kind', key: 'key_id', model: 'model', provide
 export type Dimension = keyof typeof DIMENSIONS;
 
 /**
- * Inserts the new events (a redelivered `event_id` is skipped) and adds exactly the inserted ones
- * to the hourly rollup of every dimension, in one statement.
+ * Inserts the new events (a redelivered `event_id` is skipped), adds exactly the inserted ones
+ * to the hourly rollup of every dimension and moves each named key's `last_used_at` forward, in
+ * one statement.
  */
 // hand-written: the stream projection and its rollups, one batched statement (single-row writes are fsync-bound; bench/read-models).
 const PROJECT_EVENTS = `
@@ -84,7 +86,8 @@ const PROJECT_EVENTS = `
     SELECT *, now() FROM unnest(${EVENT_COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
     ON CONFLICT DO NOTHING
     RETURNING *
-  )
+  ),
+  key_use AS (${recordKeyUse('inserted')})
   INSERT INTO usage_rollups AS r (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
   SELECT workspace_id, d.dim, date_trunc('hour', occurred_at, 'UTC'), d.value, ${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)
   FROM inserted

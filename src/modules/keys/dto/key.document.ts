@@ -22,15 +22,44 @@ export interface KeyRow {
   expires_at: Date | null;
   revoked_at: Date | null;
   created_at: Date;
+  /** The secret the last rotation replaced: valid until `previous_valid_until` (null: never rotated). */
+  previous_key_hash: string | null;
+  previous_last4: string | null;
+  previous_valid_until: Date | null;
+  rotated_at: Date | null;
 }
+
+/** A KeyRow with what the operator's document adds: the latest usage event's time. */
+export type KeyDocumentRow = KeyRow & { last_used_at: Date | null };
 
 const COLUMNS = [
   'id', 'workspace_id', 'agent_id', 'prefix', 'key_hash', 'last4', 'allowed_models', 'allowed_tools', 'tools_mode',
   'budget_micros_usd_month', 'rpm', 'tpm', 'scopes', 'attributes', 'expires_at', 'revoked_at', 'created_at',
+  'previous_key_hash', 'previous_last4', 'previous_valid_until', 'rotated_at',
 ];
 
 /** The select list of a KeyRow, optionally qualified by a table alias. */
 export const keyColumns = (alias?: string) => COLUMNS.map((c) => (alias ? `${alias}.${c}` : c)).join(', ');
+
+/** The select (or RETURNING) list of a KeyDocumentRow: `last_used_at` from `virtual_key_usage`. */
+export const keyDocumentColumns = (alias?: string) =>
+  `${keyColumns(alias)}, (SELECT u.last_used_at FROM virtual_key_usage u WHERE u.key_id = ${alias ?? 'virtual_keys'}.id) AS last_used_at`;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Records the latest use of each key named by the usage events of `source` (a relation with
+ * `workspace_id`, `key_id`, `occurred_at`: the usage projection's inserted rows), as one upsert:
+ * only keys of the event's own workspace, never moving `last_used_at` backwards. Rows in key order,
+ * so two batches touching the same keys lock them in the same order.
+ */
+export const recordKeyUse = (source: string) => `
+  INSERT INTO virtual_key_usage AS u (key_id, workspace_id, last_used_at)
+  SELECT k.id, k.workspace_id, s.at
+  FROM (SELECT workspace_id, key_id, max(occurred_at) AS at FROM ${source} WHERE key_id IS NOT NULL GROUP BY 1, 2) s
+  JOIN virtual_keys k ON k.id = s.key_id AND k.workspace_id = s.workspace_id
+  ORDER BY 1
+  ON CONFLICT (key_id) DO UPDATE SET last_used_at = EXCLUDED.last_used_at WHERE u.last_used_at < EXCLUDED.last_used_at`;
 
 /**
  * The key status rule, computed at read time: revoked wins over expired; expired from `expires_at`
@@ -55,8 +84,12 @@ export function keyStatusSql(alias?: string): string {
 
 const int = (value: string | null) => (value === null ? null : Number(value));
 
-/** The operator-facing key (spec section 2, Virtual key); no secret, no digest. */
-export function toKeyDocument(row: KeyRow, now: Date) {
+/**
+ * The operator-facing key (spec section 2, Virtual key); no secret, no digest. `idle`: no usage
+ * event for `idleDays` (counted from creation for a key never used).
+ */
+export function toKeyDocument(row: KeyDocumentRow, now: Date, idleDays: number) {
+  const lastActivity = row.last_used_at ?? row.created_at;
   return {
     key_id: row.id,
     prefix: row.prefix,
@@ -74,15 +107,20 @@ export function toKeyDocument(row: KeyRow, now: Date) {
     attributes: row.attributes,
     created_at: formatTimeRequired(row.created_at),
     revoked_at: formatTime(row.revoked_at),
+    rotated_at: formatTime(row.rotated_at),
+    previous: row.previous_last4 === null ? null : { last4: row.previous_last4, valid_until: formatTimeRequired(row.previous_valid_until!) },
+    last_used_at: formatTime(row.last_used_at),
+    idle: lastActivity.getTime() <= now.getTime() - idleDays * DAY_MS,
   };
 }
 
 /**
  * The key context the gateway evaluates: what `{prefix}:key:{hash}` holds and what
  * `GET /internal/v1/keys/{hash}` returns. The hot path only ever holds active keys (revoke
- * deletes the entry, expiry removes it at `expires_at`).
+ * deletes the entry, expiry removes it at `expires_at`). For the secret a rotation replaced
+ * (`previous`), `valid_until` is when it stops being accepted; null for the current secret.
  */
-export function toKeyContext(row: KeyRow & { env: Env }, now: Date) {
+export function toKeyContext(row: KeyRow & { env: Env; previous?: boolean }, now: Date) {
   return {
     schema_version: 1,
     key_id: row.id,
@@ -101,5 +139,6 @@ export function toKeyContext(row: KeyRow & { env: Env }, now: Date) {
     attributes: row.attributes,
     expires_at: formatTime(row.expires_at),
     revoked_at: formatTime(row.revoked_at),
+    valid_until: row.previous ? formatTime(row.previous_valid_until) : null,
   };
 }

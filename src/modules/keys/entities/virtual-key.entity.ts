@@ -57,4 +57,17 @@ export class VirtualKey {
 
   @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
+
+  /** The secret a rotation replaced, valid until `previousValidUntil` (only its digest and last4). */
+  @Column({ name: 'previous_key_hash', type: 'text', nullable: true })
+  previousKeyHash: string | null;
+
+  @Column({ name: 'previous_last4', type: 'text', nullable: true })
+  previousLast4: string | null;
+
+  @Column({ name: 'previous_valid_until', type: 'timestamptz', precision: 3, nullable: true })
+  previousValidUntil: Date | null;
+
+  @Column({ name: 'rotated_at', type: 'timestamptz', precision: 3, nullable: true })
+  rotatedAt: Date | null;
 }
