@@ -13,6 +13,7 @@ import { GatewayEmulator } from 'test/support/gateway-emulator';
 const AUDITED: Record<string, AuditAction[]> = {
   'POST /api/v1/workspaces': ['workspace.create'],
   'POST /api/v1/workspaces/{ws}/keys': ['key.mint'],
+  'POST /api/v1/workspaces/{ws}/keys/{keyId}/rotate': ['key.rotate'],
   'POST /api/v1/workspaces/{ws}/keys/{keyId}/revoke': ['key.revoke'],
   'PUT /api/v1/workspaces/{ws}/members/{userId}': ['membership.grant'],
   'DELETE /api/v1/workspaces/{ws}/members/{userId}': ['membership.revoke'],
@@ -45,6 +46,7 @@ const AUDITED: Record<string, AuditAction[]> = {
 const EXCEPTIONS: { route: RegExp; reason: string }[] = [
   { route: /^POST \/api\/v1\/workspaces\/\{ws\}\/approvals\/\{approvalId\}\/votes$/, reason: 'a vote writes approval.approve or approval.deny by its decision (test/approvals.e2e-spec.ts)' },
   { route: /^POST \/api\/v1\/workspaces\/\{ws\}\/policy\/test$/, reason: 'a dry run: compiles and evaluates the draft, writes nothing' },
+  { route: /^POST \/api\/v1\/workspaces\/\{ws\}\/policy\/(replay|explain)$/, reason: 'a dry run: evaluates recorded or given requests against a policy, writes nothing (test/policy-replay.e2e-spec.ts)' },
   { route: /^POST \/api\/v1\/workspaces\/\{ws\}\/run-estimates$/, reason: 'a computation: estimates a run, writes nothing' },
   {
     route: /^(POST|PATCH) \/api\/v1\/workspaces\/\{ws\}\/(worker|workflow)/,
@@ -111,6 +113,7 @@ describe('every mutation is audited', () => {
         keyId = res.body.key_id;
         return res;
       }, 201);
+      seen['POST /api/v1/workspaces/{ws}/keys/{keyId}/rotate'] = await written('rotate', ws, () => http('post', `${base()}/keys/${keyId}/rotate`, { grace_seconds: 0 }));
       seen['POST /api/v1/workspaces/{ws}/keys/{keyId}/revoke'] = await written('revoke', ws, () => http('post', `${base()}/keys/${keyId}/revoke`));
 
       const member = await t.signIn();
