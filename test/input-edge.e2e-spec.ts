@@ -88,6 +88,11 @@ describe(`input refused at the edge (${process.env.HTTP_PLATFORM ?? 'express'})`
       expect([res.status, res.body]).toEqual([422, unstorable('query', name)]);
     });
 
+    it('the OAuth callback, which reads its query raw, keeps its one refusal', async () => {
+      const res = await rawRequest(port, 'GET', '/oauth/callback?state=s%00&code=c%00');
+      expect([res.status, res.body]).toEqual([400, { detail: 'invalid or expired oauth state' }]);
+    });
+
     it('a parameter the route does not read stays ignored', async () => {
       const res = await get(`${ws()}/keys?unknown=%00`);
       expect([res.status, res.body]).toEqual([200, { keys: [] }]);

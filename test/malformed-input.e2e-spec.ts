@@ -16,7 +16,7 @@ import { RawAnswer, rawRequest } from 'test/support/raw-http';
  * integers past int32, nulls, wrong types, undecodable escapes), as an owner of a real workspace so
  * the requests get past the guards to validation. The runs per operation bound the suite's time.
  */
-const RUNS = Number(process.env.MALFORMED_RUNS ?? 10);
+const RUNS = Number(process.env.MALFORMED_RUNS ?? 15);
 
 interface Schema {
   $ref?: string;

@@ -11,7 +11,7 @@ import { isStorableText, UNSTORABLE_TEXT, unstorableAt } from 'src/common/http/t
 interface Reads {
   /** Path parameters, in path order, each with the 404 detail of an id that cannot exist. */
   params: [string, string][];
-  /** Named query parameters, or 'all' for a handler that takes the whole query (a DTO, or `@Req()`). */
+  /** Named query parameters, or 'all' for a handler that takes the whole query (a DTO). */
   query: Set<string> | 'all';
   body: boolean;
 }
@@ -38,9 +38,10 @@ function readsOf(controller: Type, handler: object): Reads {
   const reads: Reads = { params: [], query: new Set(), body: false };
   for (const [key, { data }] of Object.entries(args)) {
     const type = Number(key.split(':')[0]);
-    if (type === RouteParamtypes.BODY || type === RouteParamtypes.RAW_BODY || type === RouteParamtypes.REQUEST) reads.body = true;
+    // A handler taking the raw request (`@Req()`: the OAuth callback, whose only refusal is its 400) checks it itself.
+    if (type === RouteParamtypes.BODY || type === RouteParamtypes.RAW_BODY) reads.body = true;
     if (type === RouteParamtypes.QUERY && typeof data === 'string' && reads.query !== 'all') reads.query.add(data);
-    else if (type === RouteParamtypes.QUERY || type === RouteParamtypes.REQUEST) reads.query = 'all';
+    else if (type === RouteParamtypes.QUERY) reads.query = 'all';
   }
   const names = [...routeTemplate(controller, handler).matchAll(/:(\w+)/g)].map((m) => m[1]);
   reads.params = notFoundDetails(names, handler);
