@@ -4,24 +4,28 @@
  * edge, before any handler: no such text reaches SQL, a digest or a sealing call.
  */
 export function isStorableText(text: string): boolean {
-  return !text.includes('\u0000') && !LONE_SURROGATE.test(text);
+  // `isWellFormed` (node 20+, ES2024): false exactly when the string holds an unpaired surrogate.
+  return !text.includes('\u0000') && (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** Where in a JSON value (a string, or an object key, at any depth) the first unstorable text is, or null. */
-export function unstorableAt(value: unknown, loc: (string | number)[] = []): (string | number)[] | null {
-  if (typeof value === 'string') return isStorableText(value) ? null : loc;
+/**
+ * Where in a JSON value (a string, or an object key, at any depth) the first unstorable text is:
+ * its path (`[]` for the value itself), or null. The path is built only when something is found.
+ */
+export function unstorableAt(value: unknown): (string | number)[] | null {
+  if (typeof value === 'string') return isStorableText(value) ? null : [];
+  if (value === null || typeof value !== 'object') return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = unstorableAt(value[i], [...loc, i]);
-      if (found) return found;
+      const found = unstorableAt(value[i]);
+      if (found) return (found.unshift(i), found);
     }
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (!isStorableText(key)) return [...loc, key];
-      const found = unstorableAt(inner, [...loc, key]);
-      if (found) return found;
-    }
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    if (!isStorableText(key)) return [key];
+    const found = unstorableAt((value as Record<string, unknown>)[key]);
+    if (found) return (found.unshift(key), found);
   }
   return null;
 }
