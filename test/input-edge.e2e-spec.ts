@@ -5,6 +5,7 @@ import { signServiceToken } from 'src/common/auth/service-token';
 import { UNSTORABLE_TEXT } from 'src/common/http/text';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
+import { loadDocument } from 'test/support/observed-responses';
 import { rawRequest } from 'test/support/raw-http';
 
 /**
@@ -57,6 +58,36 @@ describe(`input refused at the edge (${process.env.HTTP_PLATFORM ?? 'express'})`
       expect([res.status, res.body]).toEqual([404, { detail: 'connection not found' }]);
       const revoke = await rawRequest(port, 'POST', `${ws()}/keys/k%00/revoke`, bearer(owner));
       expect([revoke.status, revoke.body]).toEqual([404, { detail: 'key not found' }]);
+    });
+
+    it('on every documented route, as that route answers a well-formed id it does not hold', async () => {
+      const internal = async () => ({ Authorization: `Bearer ${await signServiceToken(SERVICE_SECRET, 'gateway', 'control')}` });
+      const routes = Object.entries(loadDocument().paths).flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((method) => ['get', 'put', 'post', 'patch', 'delete'].includes(method) && /\{(?!ws\}|workspaceId\})\w+\}/.test(path))
+          .map((method) => [method.toUpperCase(), path] as const),
+      );
+      let compared = 0;
+      for (const [method, path] of routes) {
+        const at = (id: string) => path.replace(/\{(\w+)\}/g, (_, name: string) => (name === 'ws' || name === 'workspaceId' ? owner.workspaceId : id));
+        const ask = async (id: string) => rawRequest(port, method, at(id), path.startsWith('/internal/') ? await internal() : bearer(owner));
+        const unknown = await ask('zzz');
+        if (unknown.status !== 404) continue; // the route refuses first for another reason (a body, a format of its own)
+        const nul = await ask('z%00z');
+        expect([method, path, nul.status, nul.body]).toEqual([method, path, 404, unknown.body]);
+        compared++;
+      }
+      expect(compared).toBeGreaterThan(25);
+    });
+
+    it('leaves a route that checks the format of its id itself to refuse it its own way', async () => {
+      const key = await rawRequest(port, 'GET', `/internal/v1/keys/${'a'.repeat(63)}%00`, { Authorization: `Bearer ${await signServiceToken(SERVICE_SECRET, 'gateway', 'control')}` });
+      expect([key.status, key.body]).toEqual([400, { detail: 'key hash must be sha256 hex' }]);
+      const subscription = await rawRequest(port, 'PUT', `${ws()}/connections/conn_x/webhooks/wsub_a%00`, { ...bearer(owner), 'Content-Type': 'application/json' }, '{}');
+      expect([subscription.status, subscription.body]).toEqual([
+        422,
+        { detail: [{ loc: ['path', 'subscription_id'], msg: 'must be wsub_ followed by 1-64 letters, digits, _ or -', type: 'string_pattern_mismatch' }] },
+      ]);
     });
 
     it('on the internal snapshot route', async () => {

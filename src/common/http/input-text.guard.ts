@@ -1,4 +1,4 @@
-import { CanActivate, ExecutionContext, Injectable, Type } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, SetMetadata, Type } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { WORKSPACE_NOT_FOUND } from 'src/common/access/workspace-access.service';
@@ -6,6 +6,15 @@ import { Answer, ANSWERS_KEY } from 'src/common/http/documented';
 import { ApiError, FieldValidationError } from 'src/common/http/errors';
 import { routeTemplate } from 'src/common/http/route-template';
 import { isStorableText, UNSTORABLE_TEXT, unstorableAt } from 'src/common/http/text';
+
+const OWN_FORMAT_KEY = 'input:own-path-format';
+
+/**
+ * Path parameters whose format this handler checks itself, before any store sees them, because the
+ * specification gives the route its own refusal of a malformed one (`key hash must be sha256 hex`
+ * 400, a `subscription_id` 422): the edge leaves them to it rather than answering its 404.
+ */
+export const ChecksOwnFormat = (...params: string[]) => SetMetadata(OWN_FORMAT_KEY, params);
 
 /** What a handler reads of the request, from its parameter decorators. */
 interface Reads {
@@ -44,7 +53,8 @@ function readsOf(controller: Type, handler: object): Reads {
     else if (type === RouteParamtypes.QUERY) reads.query = 'all';
   }
   const names = [...routeTemplate(controller, handler).matchAll(/:(\w+)/g)].map((m) => m[1]);
-  reads.params = notFoundDetails(names, handler);
+  const own = (Reflect.getMetadata(OWN_FORMAT_KEY, handler) as string[] | undefined) ?? [];
+  reads.params = notFoundDetails(names, handler).filter(([name]) => !own.includes(name));
   return reads;
 }
 
