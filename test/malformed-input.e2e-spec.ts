@@ -133,13 +133,16 @@ const hostileQueryValue = fc.oneof(
   hostileNumber.map(String),
 );
 
-function requestFor(op: Operation, workspaceId: string): fc.Arbitrary<Sent> {
+/** A path segment for parameter `name`: mostly a real id of the seeded workspace when there is one, so requests reach what lies behind the lookup. */
+function segmentFor(name: string, ids: Record<string, string[]>): fc.Arbitrary<string> {
+  const real = ids[name] ?? [];
+  if (real.length === 0) return hostileSegment;
+  return fc.oneof({ weight: name === 'ws' || name === 'workspaceId' ? 4 : 2, arbitrary: fc.constantFrom(...real) }, { weight: 1, arbitrary: hostileSegment });
+}
+
+function requestFor(op: Operation, ids: Record<string, string[]>): fc.Arbitrary<Sent> {
   const pathParams = op.params.filter((p) => p.in === 'path');
-  const segments = fc.record(
-    Object.fromEntries(
-      pathParams.map((p) => [p.name, p.name === 'ws' || p.name === 'workspaceId' ? fc.oneof({ weight: 4, arbitrary: fc.constant(workspaceId) }, { weight: 1, arbitrary: hostileSegment }) : hostileSegment]),
-    ),
-  );
+  const segments = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, segmentFor(p.name, ids)])));
   const queryParams = op.params.filter((p) => p.in === 'query');
   const query = fc.tuple(
     ...queryParams.map((p) => fc.option(fc.array(hostileQueryValue, { minLength: 1, maxLength: 2 }).map((values) => values.map((v) => `${p.name}=${v}`).join('&')), { freq: 2 })),
@@ -201,11 +204,46 @@ function fault(op: Operation, sent: Sent, answer: RawAnswer): string | null {
   return inSpecShape(answer.body) || own ? null : `answered ${answer.status} in no specification shape`;
 }
 
+/** One of each kind of object a path names, made through the API: its id by path parameter name. */
+async function seed(t: TestApp, owner: Operator): Promise<Record<string, string[]>> {
+  const base = `/api/v1/workspaces/${owner.workspaceId}`;
+  const post = async (path: string, body: object, status: number) => {
+    const res = await t.http().post(`${base}${path}`).set(bearer(owner)).send(body);
+    expect([path, res.status]).toEqual([path, status]);
+    return res.body;
+  };
+  const rule = { rule_id: 'r', effect: 'allow', actions: ['tool.call'], tools: ['stripe.*'], environments: ['prod'], approver_roles: ['owner'], approver_user_ids: [], quorum: 1 };
+  const key = await post('/keys', { agent_id: 'agent-1' }, 201);
+  const policy = await post('/approval-policies', { name: 'p', rules: [rule] }, 200);
+  const worker = await post('/workers', { slug: 'w-1', display_name: 'W', agent_passport_id: 'agent-1' }, 201);
+  const workflow = await post('/workflows', { slug: 'f-1', display_name: 'F' }, 201);
+  const profile = await post('/worker-session-profiles', { name: 'crm', environment_class: 'code' }, 201);
+  const connection = await post('/connections', { slug: 'stripe', source: 'native' }, 200);
+  const model = await post('/model-providers', { provider: 'provider_a', api_key: 'sk-test-0123456789', model_pattern: 'gpt-x', upstream_model: 'gpt-x' }, 200);
+  const qualifier = await post('/route-qualifiers', { qualifier_id: 'q1' }, 200);
+  // Another member, so a members route has a real user to act on without touching the owner.
+  const viewer = await t.member(owner, 'viewer');
+  return {
+    ws: [owner.workspaceId],
+    workspaceId: [owner.workspaceId],
+    userId: [viewer.userId],
+    keyId: [key.key_id],
+    policyId: [policy.policy_id],
+    workerId: [worker.resource_id],
+    workflowId: [workflow.resource_id],
+    profileId: [profile.session_profile_id],
+    connectionId: [connection.connection.connection_id, model.connection.connection_id],
+    qualifierId: [qualifier.qualifier_id],
+    slug: ['stripe'],
+  };
+}
+
 describe(`malformed input on every operation (${process.env.HTTP_PLATFORM ?? 'express'})`, () => {
   let gw: GatewayEmulator;
   let t: TestApp;
   let owner: Operator;
   let port: number;
+  let ids: Record<string, string[]>;
   beforeAll(async () => {
     // A gateway that answers, so a request that passes validation is not a 502 for want of one.
     gw = await GatewayEmulator.start();
@@ -213,6 +251,7 @@ describe(`malformed input on every operation (${process.env.HTTP_PLATFORM ?? 'ex
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;
     owner = await t.signIn();
+    ids = await seed(t, owner);
   });
   afterAll(async () => {
     await t.close();
@@ -221,7 +260,7 @@ describe(`malformed input on every operation (${process.env.HTTP_PLATFORM ?? 'ex
 
   it.each(OPERATIONS.map((op) => [`${op.method} ${op.path}`, op] as const))('%s', async (_name, op) => {
     await fc.assert(
-      fc.asyncProperty(requestFor(op, owner.workspaceId), async (sent) => {
+      fc.asyncProperty(requestFor(op, ids), async (sent) => {
         const auth = sent.path.startsWith('/internal/') ? { Authorization: `Bearer ${await signServiceToken(SERVICE_SECRET, 'gateway', 'control')}` } : bearer(owner);
         const answer = await rawRequest(port, sent.method, sent.path, { ...auth, ...sent.headers }, sent.body);
         const why = fault(op, sent, answer);
