@@ -2,7 +2,7 @@ import { InternalServerErrorException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AddressInfo } from 'node:net';
 import { signServiceToken } from 'src/common/auth/service-token';
-import { UNSTORABLE_TEXT } from 'src/common/http/text';
+import { MAX_JSON_DEPTH, TOO_DEEP, UNSTORABLE_TEXT } from 'src/common/http/text';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
 import { loadDocument } from 'test/support/observed-responses';
@@ -171,10 +171,38 @@ describe(`input refused at the edge (${process.env.HTTP_PLATFORM ?? 'express'})`
       expect(gw.callsTo('/internal/v1/credentials/seal')).toEqual([]);
     });
 
+    it('an array where a nested object is declared (class-validator validated it element by element, a 500 before)', async () => {
+      const price = { model: 'm', input_micros_usd_per_mtok: 1, output_micros_usd_per_mtok: 1, cached_micros_usd_per_mtok: 1, reasoning_micros_usd_per_mtok: 1 };
+      for (const prices of [[[]], [[price]]]) {
+        const res = await send('PUT', `${ws()}/pricing`, { prices });
+        expect([res.status, res.body]).toEqual([422, { detail: [{ loc: ['body', 'prices', 0], msg: 'prices must be an object', type: 'model_type' }] }]);
+      }
+    });
+
     it('a pricing model name with a lone surrogate, deep in a list', async () => {
       const price = { model: 'm\udfff', input_micros_usd_per_mtok: 1, output_micros_usd_per_mtok: 1, cached_micros_usd_per_mtok: 1, reasoning_micros_usd_per_mtok: 1 };
       const res = await send('PUT', `${ws()}/pricing`, { prices: [price] });
       expect([res.status, res.body]).toEqual([422, unstorable('body', 'prices', 0, 'model')]);
+    });
+  });
+
+  describe('a body nested past MAX_JSON_DEPTH is a 422 before any recursive walk (a stack overflow 500 before)', () => {
+    const nest = (levels: number): unknown => (levels === 0 ? 'leaf' : { a: nest(levels - 1) });
+
+    it('refused at the first container too deep, on every route reading a body, writing nothing', async () => {
+      const before = await count('virtual_keys');
+      for (const levels of [MAX_JSON_DEPTH, 100_000]) {
+        const res = await rawRequest(port, 'POST', `${ws()}/keys`, { ...bearer(owner), 'Content-Type': 'application/json' }, `{"agent_id":"a","attributes":${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}}`);
+        expect([res.status, res.body]).toEqual([422, { detail: [{ loc: ['body', 'attributes', ...Array(MAX_JSON_DEPTH - 1).fill('a')], msg: TOO_DEEP, type: 'value_error' }] }]);
+      }
+      const array = await rawRequest(port, 'POST', '/api/v1/workspaces', { ...bearer(owner), 'Content-Type': 'application/json' }, `${'['.repeat(400_000)}${']'.repeat(400_000)}`);
+      expect([array.status, array.body]).toEqual([422, { detail: [{ loc: ['body', ...Array(MAX_JSON_DEPTH).fill(0)], msg: TOO_DEEP, type: 'value_error' }] }]);
+      expect(await count('virtual_keys')).toBe(before);
+    });
+
+    it('one level less is taken', async () => {
+      const res = await send('POST', `${ws()}/keys`, { agent_id: 'a', attributes: nest(MAX_JSON_DEPTH - 1) });
+      expect(res.status).toBe(201);
     });
   });
 

@@ -13,8 +13,9 @@ import { RawAnswer, rawRequest } from 'test/support/raw-http';
  * `{detail: [{loc, msg, type}]}` validation failure, the `{error: {code, message}}` envelope), or is
  * the body the document gives that route and status (the Workers refusal objects). Each operation is
  * driven with generated hostile path segments, query values and bodies (NUL, lone surrogates,
- * integers past int32, nulls, wrong types, undecodable escapes), as an owner of a real workspace so
- * the requests get past the guards to validation. The runs per operation bound the suite's time.
+ * integers past int32, nulls, wrong types, arrays nested 20,000 deep, undecodable escapes), as an
+ * owner of a real workspace (and real ids of what it holds) so the requests get past the guards to
+ * validation and behind the lookups. The runs per operation bound the suite's time.
  */
 const RUNS = Number(process.env.MALFORMED_RUNS ?? 15);
 
@@ -79,10 +80,15 @@ const hostileNumber = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
 const hostileKey = fc.oneof(fc.constantFrom('\u0000', 'k\u0000', '\ud800', '__proto__x', ''), fc.string({ unit: char16, maxLength: 6 }));
+/** Stands for an array nested 20,000 levels deep, spliced into the body text after serializing (the test's own JSON.stringify would recurse into it). */
+const DEEP = '\u0001deep\u0001';
+const DEEP_JSON = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+const serialize = (value: unknown) => (JSON.stringify(value) ?? '').replaceAll(JSON.stringify(DEEP), DEEP_JSON);
 const hostileJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
     fc.constant(null),
+    fc.constant(DEEP),
     fc.boolean(),
     hostileText,
     hostileNumber,
@@ -149,8 +155,8 @@ function requestFor(op: Operation, ids: Record<string, string[]>): fc.Arbitrary<
   );
   const body: fc.Arbitrary<{ type?: string; text?: string }> = op.body
     ? fc.oneof(
-        { weight: 8, arbitrary: objectFor(deref(op.body), 1).map((value) => ({ type: 'application/json', text: JSON.stringify(value) })) },
-        { weight: 1, arbitrary: hostileJson.map((value) => ({ type: 'application/json', text: JSON.stringify(value) ?? '' })) },
+        { weight: 8, arbitrary: objectFor(deref(op.body), 1).map((value) => ({ type: 'application/json', text: serialize(value) })) },
+        { weight: 1, arbitrary: hostileJson.map((value) => ({ type: 'application/json', text: serialize(value) })) },
         { weight: 1, arbitrary: fc.record({ type: fc.constantFrom('application/json', 'text/plain', 'application/xml', 'application/x-www-form-urlencoded'), text: fc.constantFrom('{', '{"a":', 'a=%00', '\u0000', '{"a":"\\ud800"}', '[1,2]', '"x"') }) },
       )
     : fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: fc.constant({ type: 'application/json', text: '{"\\u0000":"\\ud800"}' }) });

@@ -5,7 +5,8 @@ import { WORKSPACE_NOT_FOUND } from 'src/common/access/workspace-access.service'
 import { Answer, ANSWERS_KEY } from 'src/common/http/documented';
 import { ApiError, FieldValidationError } from 'src/common/http/errors';
 import { routeTemplate } from 'src/common/http/route-template';
-import { isStorableText, UNSTORABLE_TEXT, unstorableAt } from 'src/common/http/text';
+import { FieldError } from 'src/common/http/errors';
+import { InputFault, inputFault, isStorableText, TOO_DEEP, UNSTORABLE_TEXT } from 'src/common/http/text';
 
 const OWN_FORMAT_KEY = 'input:own-path-format';
 
@@ -58,12 +59,17 @@ function readsOf(controller: Type, handler: object): Reads {
   return reads;
 }
 
+function refusal(loc: (string | number)[], fault: InputFault): FieldError {
+  return fault.kind === 'text' ? { loc, msg: UNSTORABLE_TEXT, type: 'string_unicode' } : { loc, msg: TOO_DEEP, type: 'value_error' };
+}
+
 /**
  * Issue 17's rule, in one place: the last global guard (after authentication, membership 404, role
  * 403 and frozen 409, so those answers keep their order) refuses unstorable text in what the
  * handler reads: a path parameter is an id that cannot exist (404, as the route answers an unknown
- * one), a query parameter or body field a 422 naming it. The membership guard applies the same
- * test to `:ws` before its lookup (src/common/access/workspace-access.service.ts).
+ * one), a query parameter or body field a 422 naming it. A body nested past MAX_JSON_DEPTH is a
+ * 422 too, so no recursive walk after this one can overflow the stack. The membership guard
+ * applies the text test to `:ws` before its lookup (src/common/access/workspace-access.service.ts).
  */
 @Injectable()
 export class InputTextGuard implements CanActivate {
@@ -80,11 +86,12 @@ export class InputTextGuard implements CanActivate {
     }
     for (const [name, value] of Object.entries(request.query ?? {})) {
       if (reads.query !== 'all' && !reads.query.has(name)) continue;
-      if (!isStorableText(name) || unstorableAt(value)) throw new FieldValidationError([{ loc: ['query', name], msg: UNSTORABLE_TEXT, type: 'string_unicode' }]);
+      const fault = isStorableText(name) ? inputFault(value) : { loc: [], kind: 'text' as const };
+      if (fault) throw new FieldValidationError([refusal(['query', name], fault)]);
     }
     if (reads.body) {
-      const loc = unstorableAt(request.body);
-      if (loc) throw new FieldValidationError([{ loc: ['body', ...loc], msg: UNSTORABLE_TEXT, type: 'string_unicode' }]);
+      const fault = inputFault(request.body);
+      if (fault) throw new FieldValidationError([refusal(['body', ...fault.loc], fault)]);
     }
     return true;
   }

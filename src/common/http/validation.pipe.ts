@@ -44,39 +44,52 @@ function flatten(errors: ValidationError[], where: string, path: (string | numbe
 const INT32_MAX = 2 ** 31 - 1;
 const INT32_MIN = -(2 ** 31);
 
-/** The `@IsInt()` properties of a DTO class, with whether each declares its own `@Min` and `@Max`. */
-const integerFields = new Map<Function, { name: string; min: boolean; max: boolean }[]>();
-function integersOf(target: Function): { name: string; min: boolean; max: boolean }[] {
-  let fields = integerFields.get(target);
-  if (!fields) {
+/** What the structural checks need of a DTO class: its `@IsInt()` fields (with whether each has its own bounds) and its `@ValidateNested` fields. */
+interface Shape {
+  integers: { name: string; min: boolean; max: boolean }[];
+  nested: { name: string; each: boolean }[];
+}
+const shapes = new Map<Function, Shape>();
+function shapeOf(target: Function): Shape {
+  let shape = shapes.get(target);
+  if (!shape) {
     const metadata = getMetadataStorage().getTargetValidationMetadatas(target, '', true, false);
     const declared = (name: string, rule: string) => metadata.some((m) => m.propertyName === name && m.name === rule);
-    const names = new Set(metadata.filter((m) => m.name === 'isInt').map((m) => m.propertyName));
-    fields = [...names].map((name) => ({ name, min: declared(name, 'min'), max: declared(name, 'max') }));
-    integerFields.set(target, fields);
+    const integers = [...new Set(metadata.filter((m) => m.name === 'isInt').map((m) => m.propertyName))];
+    shape = {
+      integers: integers.map((name) => ({ name, min: declared(name, 'min'), max: declared(name, 'max') })),
+      nested: metadata.filter((m) => m.type === 'nestedValidation').map((m) => ({ name: m.propertyName, each: m.each === true })),
+    };
+    shapes.set(target, shape);
   }
-  return fields;
+  return shape;
 }
 
 /**
- * Every integer is range checked before it can reach SQL: an `@IsInt()` field without its own
- * `@Max` or `@Min` is held to int32 (the revision and counter columns), in nested DTOs too.
+ * What class-validator lets through and no handler can take, checked on the validated instance and
+ * its nested DTOs:
+ * - every integer is range checked before it can reach SQL: an `@IsInt()` field without its own
+ *   `@Max` or `@Min` is held to int32 (the revision and counter columns);
+ * - a `@ValidateNested` value (or element, with `each`) must be an object: class-validator validates
+ *   an array there element by element, so `prices: [[]]` passed as an empty price.
  */
-function integerRangeErrors(instance: object, loc: (string | number)[]): FieldError[] {
+function structuralErrors(instance: object, loc: (string | number)[]): FieldError[] {
   const out: FieldError[] = [];
   const record = instance as Record<string, unknown>;
-  for (const field of integersOf(instance.constructor)) {
+  const shape = shapeOf(instance.constructor);
+  for (const field of shape.integers) {
     const value = record[field.name];
     if (typeof value !== 'number') continue;
     if (!field.max && value > INT32_MAX) out.push({ loc: [...loc, field.name], msg: `${field.name} must not be greater than ${INT32_MAX}`, type: 'less_than_equal' });
     if (!field.min && value < INT32_MIN) out.push({ loc: [...loc, field.name], msg: `${field.name} must not be less than ${INT32_MIN}`, type: 'greater_than_equal' });
   }
-  for (const [key, value] of Object.entries(record)) {
-    const items: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : [[key, value]];
+  for (const { name, each } of shape.nested) {
+    const value = record[name];
+    if (value === undefined || value === null) continue;
+    const items: [(string | number)[], unknown][] = each && Array.isArray(value) ? value.map((item, i) => [[...loc, name, i], item]) : [[[...loc, name], value]];
     for (const [at, item] of items) {
-      if (item !== null && typeof item === 'object' && item.constructor !== Object && !Array.isArray(item)) {
-        out.push(...integerRangeErrors(item, Array.isArray(value) ? [...loc, key, at] : [...loc, key]));
-      }
+      if (Array.isArray(item)) out.push({ loc: at, msg: `${name} must be an object`, type: 'model_type' });
+      else if (item !== null && typeof item === 'object') out.push(...structuralErrors(item, at));
     }
   }
   return out;
@@ -102,8 +115,8 @@ export class ApiValidationPipe implements PipeTransform {
     const instance = plainToInstance(metatype, value) as object;
     const errors = await validate(instance, { whitelist: true, forbidNonWhitelisted: type === 'body', forbidUnknownValues: false });
     if (errors.length > 0) throw new FieldValidationError(flatten(errors, type));
-    const ranges = integerRangeErrors(instance, [type]);
-    if (ranges.length > 0) throw new FieldValidationError(ranges);
+    const structural = structuralErrors(instance, [type]);
+    if (structural.length > 0) throw new FieldValidationError(structural);
     return instance;
   }
 }
