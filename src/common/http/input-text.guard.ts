@@ -3,9 +3,8 @@ import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { WORKSPACE_NOT_FOUND } from 'src/common/access/workspace-access.service';
 import { Answer, ANSWERS_KEY } from 'src/common/http/documented';
-import { ApiError, FieldValidationError } from 'src/common/http/errors';
+import { ApiError, FieldError, FieldValidationError } from 'src/common/http/errors';
 import { routeTemplate } from 'src/common/http/route-template';
-import { FieldError } from 'src/common/http/errors';
 import { InputFault, inputFault, isStorableText, TOO_DEEP, UNSTORABLE_TEXT } from 'src/common/http/text';
 
 const OWN_FORMAT_KEY = 'input:own-path-format';
@@ -46,9 +45,9 @@ function notFoundDetails(names: string[], handler: object): [string, string][] {
 function readsOf(controller: Type, handler: object): Reads {
   const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, (handler as { name: string }).name) as Record<string, { data?: unknown }> | undefined) ?? {};
   const reads: Reads = { params: [], query: new Set(), body: false };
+  // A handler taking the raw request (`@Req()`: the OAuth callback, whose only refusal is its 400) checks it itself.
   for (const [key, { data }] of Object.entries(args)) {
     const type = Number(key.split(':')[0]);
-    // A handler taking the raw request (`@Req()`: the OAuth callback, whose only refusal is its 400) checks it itself.
     if (type === RouteParamtypes.BODY || type === RouteParamtypes.RAW_BODY) reads.body = true;
     if (type === RouteParamtypes.QUERY && typeof data === 'string' && reads.query !== 'all') reads.query.add(data);
     else if (type === RouteParamtypes.QUERY) reads.query = 'all';
