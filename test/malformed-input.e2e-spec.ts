@@ -17,7 +17,7 @@ import { RawAnswer, rawRequest } from 'test/support/raw-http';
  * owner of a real workspace (and real ids of what it holds) so the requests get past the guards to
  * validation and behind the lookups. The runs per operation bound the suite's time.
  */
-const RUNS = Number(process.env.MALFORMED_RUNS ?? 15);
+const RUNS = Number(process.env.MALFORMED_RUNS ?? 12);
 
 interface Schema {
   $ref?: string;
