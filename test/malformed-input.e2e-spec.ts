@@ -169,13 +169,14 @@ function requestFor(op: Operation, ids: Record<string, string[]>): fc.Arbitrary<
   });
 }
 
+/** A schema of the document made standalone: its component references point into `$defs`. */
+const rooted = (schema: Schema): Schema => JSON.parse(JSON.stringify(schema).replaceAll('#/components/schemas/', '#/$defs/')) as Schema;
 const validators = new Map<string, Validator>();
 function conforms(schema: Schema, body: unknown): boolean {
   const key = JSON.stringify(schema);
   if (!validators.has(key)) validators.set(key, new Validator(rooted({ ...schema, $defs: doc.components.schemas } as Schema) as never, '2020-12', false));
   return validators.get(key)!.validate(body).valid;
 }
-const rooted = (schema: Schema): Schema => JSON.parse(JSON.stringify(schema).replaceAll('#/components/schemas/', '#/$defs/')) as Schema;
 
 /** `{detail: string}`, `{detail: [{loc, msg, type}]}` or `{error: {code, message}}`, and nothing more. */
 function inSpecShape(body: unknown): boolean {
@@ -193,12 +194,11 @@ function inSpecShape(body: unknown): boolean {
   return typeof error === 'object' && error !== null && typeof error.code === 'string' && typeof error.message === 'string' && Object.keys(error).length === 2;
 }
 
-/** The body schema the document gives this operation and status, when it is not one of the shared shapes. */
+/** The body schema the document gives this operation and status, if any. */
 function documented(op: Operation, status: number): Schema | undefined {
   let response = op.responses[String(status)];
   if (response?.$ref) response = doc.components.responses[response.$ref.split('/').pop()!];
-  const schema = response?.content?.['application/json']?.schema;
-  return schema;
+  return response?.content?.['application/json']?.schema;
 }
 
 /** Why an answer breaks the rule, or null. */
