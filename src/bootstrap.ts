@@ -6,7 +6,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { LeanExpressAdapter } from 'src/common/http/express-adapter';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { AppModule } from 'src/app.module';
-import { BODY_LIMIT, isMalformedPath, MAX_PARAM_LENGTH, parseFlat, refuseUnroutable } from 'src/common/http/body';
+import { BODY_LIMIT, isMalformedPath, MAX_PARAM_LENGTH, parseFlat, refuseClientError, refuseUnroutable } from 'src/common/http/body';
 import { JsonLogger } from 'src/common/logging/json-logger';
 import { AppConfig } from 'src/config/config';
 import { startEmbeddedPostgres } from 'src/database/embedded';
@@ -30,13 +30,15 @@ export async function openDatabase(config: AppConfig): Promise<Database> {
  * The HTTP adapter of HTTP_PLATFORM, both set to answer alike (docs/decisions.md). Express: no
  * `X-Powered-By`, no ETag, query strings parsed flat as Fastify does, bodies read by
  * `ExpressBodyMiddleware` (after the access log and no-store middleware, as Fastify reads them
- * after its hooks). On both, a path the router cannot decode is refused in the `{detail}` shape.
+ * after its hooks). On both, a path the router cannot decode, and a request node's parser refuses,
+ * are answered in the `{detail}` shape.
  */
 export function httpAdapter(platform: AppConfig['httpPlatform']): ExpressAdapter | FastifyAdapter {
   if (platform === 'fastify') {
     return new FastifyAdapter({
       bodyLimit: BODY_LIMIT,
       routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+      clientErrorHandler: refuseClientError,
       frameworkErrors: (error: { statusCode?: number }, request: { raw: IncomingMessage }, reply: { hijack(): void; raw: ServerResponse }) => {
         reply.hijack();
         refuseUnroutable(request.raw, reply.raw, error.statusCode ?? 400);

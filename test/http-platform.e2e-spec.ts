@@ -1,12 +1,6 @@
-import { request as send } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { AddressInfo, connect } from 'node:net';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: unknown;
-}
+import { rawRequest } from 'test/support/raw-http';
 
 /**
  * The refusals the router and body parsing make before any handler, which must answer alike on
@@ -25,16 +19,16 @@ describe(`framework refusals on ${process.env.HTTP_PLATFORM ?? 'express'}`, () =
   });
   afterAll(() => t.close());
 
-  const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
-    new Promise<Answer>((resolve, reject) => {
-      const req = send({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text && res.headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text }));
-      });
-      req.on('error', reject);
-      req.end(body);
+  const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) => rawRequest(port, method, path, headers, body);
+  /** Bytes written to a socket as they are (what node's HTTP parser refuses), and everything read back until the server closes. */
+  const wire = (text: string) =>
+    new Promise<string>((resolve, reject) => {
+      let answer = '';
+      const socket = connect(port, '127.0.0.1', () => socket.write(text));
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (answer += chunk));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', reject);
     });
   const create = (headers: Record<string, string>, body?: string) => call('POST', '/api/v1/workspaces', { ...bearer(owner), ...headers }, body);
   const json = { 'Content-Type': 'application/json' };
@@ -65,9 +59,33 @@ describe(`framework refusals on ${process.env.HTTP_PLATFORM ?? 'express'}`, () =
     expect([res.status, res.body]).toEqual([413, { detail: 'request body too large' }]);
   });
 
+  it('refuses a body over the limit sent without a length (chunked) once it passes the limit', async () => {
+    const res = await create({ ...json, 'Transfer-Encoding': 'chunked' }, `{"org_id":"${'x'.repeat(1024 * 1024)}"}`);
+    expect([res.status, res.body, res.headers['cache-control']]).toEqual([413, { detail: 'request body too large' }, 'no-store']);
+  });
+
+  it("answers what node's HTTP parser refuses in the detail shape and closes the connection", async () => {
+    const refusal = (status: string, detail: string) => {
+      const body = JSON.stringify({ detail });
+      return `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+    };
+    for (const request of [
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nNot a header\r\n\r\n',
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n',
+      'BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+      'POST /api/v1/workspaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+    ]) {
+      expect([request, await wire(request)]).toEqual([request, refusal('400 Bad Request', 'malformed request')]);
+    }
+    const oversized = `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20000)}\r\n\r\n`;
+    expect(await wire(oversized)).toBe(refusal('431 Request Header Fields Too Large', 'Request Header Fields Too Large'));
+  });
+
   it('answers a path with a malformed percent-escape 400, with no-store under /api/v1', async () => {
-    const api = await call('GET', `/api/v1/workspaces/%ZZ/keys`, bearer(owner));
-    expect([api.status, api.body, api.headers['cache-control']]).toEqual([400, { detail: 'malformed request' }, 'no-store']);
+    for (const segment of ['%ZZ', '%FF%FE', '%ED%A0%80', '%']) {
+      const api = await call('GET', `/api/v1/workspaces/${segment}/keys`, bearer(owner));
+      expect([segment, api.status, api.body, api.headers['cache-control']]).toEqual([segment, 400, { detail: 'malformed request' }, 'no-store']);
+    }
     const health = await call('GET', '/healthz%ZZ');
     expect([health.status, health.body, health.headers['cache-control']]).toEqual([400, { detail: 'malformed request' }, undefined]);
     // A malformed escape in the query string is the handler's business, not the router's.

@@ -11,6 +11,7 @@ import { ServiceTokenStrategy } from 'src/common/auth/service-token.strategy';
 import { SessionAuthGuard } from 'src/common/auth/session-auth.guard';
 import { SessionStrategy } from 'src/common/auth/session.strategy';
 import { ApiExceptionFilter } from 'src/common/http/exception.filter';
+import { InputTextGuard } from 'src/common/http/input-text.guard';
 import { ApiValidationPipe } from 'src/common/http/validation.pipe';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 
@@ -25,11 +26,13 @@ import { MetricsService } from 'src/common/metrics/metrics.service';
     ServiceTokenAuthGuard,
     MetricsService,
     WorkspaceAccess,
-    // Global guards run in this order: who is calling, then (workspace routes) member 404, role 403, frozen 409.
+    // Global guards run in this order: who is calling, then (workspace routes) member 404, role 403,
+    // frozen 409, then text no store can take (an id that cannot exist 404, a field 422).
     { provide: APP_GUARD, useClass: AuthenticationGuard },
     { provide: APP_GUARD, useClass: MembershipGuard },
     { provide: APP_GUARD, useClass: RoleGuard },
     { provide: APP_GUARD, useClass: FrozenWorkspaceGuard },
+    { provide: APP_GUARD, useClass: InputTextGuard },
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: ApiExceptionFilter },
   ],

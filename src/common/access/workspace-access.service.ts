@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { FROZEN_ALLOWED, isRole, roleGrants, WorkspaceAction } from 'src/common/access/actions';
 import { Env, OperatorContext, WorkspaceContext } from 'src/common/access/context';
 import { ApiError } from 'src/common/http/errors';
+import { isStorableText } from 'src/common/http/text';
 import { namedQuery } from 'src/database/named-query';
 import { inTransaction, Tx } from 'src/database/transaction';
 
@@ -46,6 +47,8 @@ export class WorkspaceAccess {
 
   /** The workspace with the operator's role, loaded in one query; 404 when the operator is not a member. */
   async membership(workspaceId: string, operator: OperatorContext, action: WorkspaceAction): Promise<WorkspaceContext> {
+    // An id PostgreSQL cannot take names no workspace (src/common/http/input-text.guard.ts).
+    if (!isStorableText(workspaceId)) throw new ApiError(404, WORKSPACE_NOT_FOUND);
     const rows = await namedQuery<AccessRow>(this.dataSource, READ, [workspaceId, operator.userId]);
     return this.member(rows[0], operator, action);
   }

@@ -1,5 +1,6 @@
 import { Injectable, NestMiddleware } from '@nestjs/common';
 import { IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
+import { Duplex } from 'node:stream';
 import { parse as parseQuery } from 'node:querystring';
 import { parse as parseJson } from 'secure-json-parse';
 import { ApiError } from 'src/common/http/errors';
@@ -105,4 +106,18 @@ export function refuseUnroutable(req: IncomingMessage, res: ServerResponse, stat
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
+}
+
+/**
+ * The answer to a request node's HTTP parser refuses before either framework sees it (a malformed
+ * header or request line, an unknown method, a bad `Content-Length` or chunk, headers over 16 KiB):
+ * the `{detail}` shape and the connection closed, where node answered with no body and Fastify in
+ * its own shape. Installed as Fastify's `clientErrorHandler` and Express's server `clientError` listener.
+ */
+export function refuseClientError(error: Error & { code?: string }, socket: Duplex): void {
+  const response = (socket as { _httpMessage?: ServerResponse })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || response?.headersSent) return void socket.destroy();
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = JSON.stringify({ detail: status === 400 ? 'malformed request' : STATUS_CODES[status] });
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

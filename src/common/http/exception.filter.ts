@@ -6,7 +6,8 @@ import { errorFields } from 'src/common/logging/error-fields';
 
 /**
  * Maps every failure onto the specification's three body shapes. HttpExceptions raised by this
- * project already carry their body; framework ones become `{detail}`; anything else is a masked 500.
+ * project already carry their body; framework 4xx ones become `{detail}`; anything else, a 5xx
+ * HttpException included, is logged and answered as a masked 500 `internal_error`.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
@@ -24,9 +25,13 @@ export class ApiExceptionFilter implements ExceptionFilter {
 
   private describe(exception: unknown): [number, unknown] {
     if (exception instanceof ApiError || exception instanceof FieldValidationError || exception instanceof ServiceError) {
-      return [exception.getStatus(), exception.getResponse()];
+      const status = exception.getStatus();
+      // A 5xx the specification names (503 read model unavailable, 502 upstream_error, ...): its
+      // kind and code are logged, its body is the one the specification gives.
+      if (status >= 500) this.logger.warn({ msg: 'service answered 5xx', status, ...errorFields(exception) });
+      return [status, exception.getResponse()];
     }
-    if (exception instanceof HttpException) {
+    if (exception instanceof HttpException && exception.getStatus() < 500) {
       // The framework's own: an unknown route, and on Fastify a body that is not JSON, an oversize
       // body or an unsupported type (Express's are ApiErrors: src/common/http/body.ts). Their
       // messages are the parser's, so answer a fixed text per status instead.
@@ -36,10 +41,13 @@ export class ApiExceptionFilter implements ExceptionFilter {
       if (status === 413) return [413, { detail: 'request body too large' }];
       return [status, { detail: STATUS_CODES[status] ?? 'error' }];
     }
-    // The kind, the driver's code and the frames, never the message: a database error quotes the input.
+    // Anything else, a thrown 5xx HttpException included (a route without an access declaration, a
+    // broken request context), is a fault: logged with its kind, the driver's code and the frames,
+    // never the message (a database error quotes the input), and answered in one masked shape.
     this.logger.error({
       msg: 'unhandled error',
       ...errorFields(exception),
+      ...(exception instanceof HttpException ? { status: exception.getStatus() } : {}),
       stack: exception instanceof Error ? exception.stack?.split('\n').filter((line) => line.trimStart().startsWith('at ')).join('\n') : undefined,
     });
     return [500, { error: { code: 'internal_error', message: 'internal server error' } }];

@@ -2,6 +2,7 @@ import { Controller, Get, Header, Param } from '@nestjs/common';
 import { Internal } from 'src/common/access/decorators';
 import { Answers, Returns } from 'src/common/http/documented';
 import { ApiError } from 'src/common/http/errors';
+import { ChecksOwnFormat } from 'src/common/http/input-text.guard';
 import { SNAPSHOT_SCHEMA } from 'src/modules/internal/internal.responses';
 import { KEY_CONTEXT_SCHEMA } from 'src/modules/keys/keys.responses';
 import { KeysService } from 'src/modules/keys/keys.service';
@@ -23,6 +24,7 @@ export class InternalController {
   @Returns(KEY_CONTEXT_SCHEMA)
   @Answers(400, '`key hash must be sha256 hex`')
   @Answers(404, '`key not found`: unknown digest or missing workspace')
+  @ChecksOwnFormat('keyHash')
   @Internal()
   @Header('Content-Type', 'application/json; charset=utf-8')
   async key(@Param('keyHash') keyHash: string): Promise<string> {

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { Action } from 'src/common/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/common/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
+import { ChecksOwnFormat } from 'src/common/http/input-text.guard';
 import { WebhookSubscriptionsService } from 'src/modules/webhooks/webhook-subscriptions.service';
 import { SUBSCRIPTION_LIST_SCHEMA, SUBSCRIPTION_SCHEMA } from 'src/modules/webhooks/webhooks.responses';
 
@@ -41,6 +42,7 @@ export class WebhookSubscriptionsController {
   @Answers(409, '`signature profile does not fit the connection`')
   @Answers(413, '`request body too large` (over 128 KiB)')
   @Answers(422, 'The closed configuration schema, never echoing the rejected value; a `subscription_id` other than `wsub_` plus 1-64 letters, digits, `_` or `-`', 'ValidationError')
+  @ChecksOwnFormat('subscriptionId')
   @Action('connection.manage')
   async put(
     @Workspace() ws: WorkspaceContext,

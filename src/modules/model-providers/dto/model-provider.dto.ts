@@ -1,4 +1,4 @@
-import { IsByteLength, IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { IsByteLength, IsIn, IsString, Matches, ValidateIf } from 'class-validator';
 import { PROVIDER_NAMES, ProviderName } from 'src/modules/model-providers/providers';
 
 const NO_CONTROL = /^[^\x00-\x1f\x7f]*$/;
@@ -12,5 +12,6 @@ export class CreateModelProviderDto {
   @IsString() @IsByteLength(1, 8192) @Matches(NO_CONTROL) api_key: string;
   @IsString() model_pattern: string;
   @IsString() upstream_model: string;
-  @IsOptional() @IsString() base_url?: string;
+  // May be omitted, never null: a null would reach the URL check (issue 17).
+  @ValidateIf((o: CreateModelProviderDto) => o.base_url !== undefined) @IsString() base_url?: string;
 }
