@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable, SetMetadata, Type } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { getMetadataStorage } from 'class-validator';
 import { WORKSPACE_NOT_FOUND } from 'src/common/access/workspace-access.service';
 import { Answer, ANSWERS_KEY } from 'src/common/http/documented';
 import { ApiError, FieldError, FieldValidationError } from 'src/common/http/errors';
@@ -20,7 +21,10 @@ export const ChecksOwnFormat = (...params: string[]) => SetMetadata(OWN_FORMAT_K
 interface Reads {
   /** Path parameters, in path order, each with the 404 detail of an id that cannot exist. */
   params: [string, string][];
-  /** Named query parameters, or 'all' for a handler that takes the whole query (a DTO). */
+  /**
+   * Query parameters the handler reads: named ones, the properties of a query DTO (the validation
+   * pipe strips the others, so they are never read), or 'all' for a whole query without a DTO.
+   */
   query: Set<string> | 'all';
   body: boolean;
 }
@@ -42,15 +46,25 @@ function notFoundDetails(names: string[], handler: object): [string, string][] {
   return names.map((name) => [name, WORKSPACE_PARAMS.has(name) ? WORKSPACE_NOT_FOUND : (messages[Math.min(i++, messages.length - 1)] ?? 'Not Found')]);
 }
 
+/** The properties a DTO class declares to class-validator, or null for anything else. */
+function dtoProperties(type: Function | undefined): string[] | null {
+  if (!type || type === Object) return null;
+  const names = getMetadataStorage().getTargetValidationMetadatas(type, '', true, false).map((m) => m.propertyName);
+  return names.length > 0 ? [...new Set(names)] : null;
+}
+
 function readsOf(controller: Type, handler: object): Reads {
   const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, (handler as { name: string }).name) as Record<string, { data?: unknown }> | undefined) ?? {};
   const reads: Reads = { params: [], query: new Set(), body: false };
+  const types = (Reflect.getMetadata('design:paramtypes', controller.prototype, (handler as { name: string }).name) as Function[] | undefined) ?? [];
   // A handler taking the raw request (`@Req()`: the OAuth callback, whose only refusal is its 400) checks it itself.
   for (const [key, { data }] of Object.entries(args)) {
     const type = Number(key.split(':')[0]);
     if (type === RouteParamtypes.BODY || type === RouteParamtypes.RAW_BODY) reads.body = true;
-    if (type === RouteParamtypes.QUERY && typeof data === 'string' && reads.query !== 'all') reads.query.add(data);
-    else if (type === RouteParamtypes.QUERY) reads.query = 'all';
+    if (type !== RouteParamtypes.QUERY || reads.query === 'all') continue;
+    const declared = typeof data === 'string' ? [data] : dtoProperties(types[Number(key.split(':')[1])]);
+    if (declared) declared.forEach((name) => (reads.query as Set<string>).add(name));
+    else reads.query = 'all';
   }
   const names = [...routeTemplate(controller, handler).matchAll(/:(\w+)/g)].map((m) => m[1]);
   const own = (Reflect.getMetadata(OWN_FORMAT_KEY, handler) as string[] | undefined) ?? [];
