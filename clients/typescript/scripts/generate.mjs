@@ -64,7 +64,7 @@ export function publicDocument(document) {
 }
 
 export async function render(document = JSON.parse(readFileSync(DOCUMENT, 'utf8'))) {
-  return HEADER + astToString(await openapiTS(publicDocument(document)));
+  return HEADER + astToString(await openapiTS(publicDocument(document), { emptyObjectsUnknown: true }));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -1308,7 +1308,7 @@ export interface components {
             org_id: string;
             slug: string;
             /** @description Checked by the service: a bad `env` is a 400, not a 422. */
-            env?: Record<string, never>;
+            env?: Record<string, unknown>;
         };
         PutMemberDto: {
             /** @enum {string} */
@@ -1316,10 +1316,10 @@ export interface components {
         };
         MintKeyDto: {
             agent_id: string;
-            prefix?: Record<string, never>;
+            prefix?: Record<string, unknown>;
             allowed_models?: string[] | null;
             allowed_tools?: string[] | null;
-            tools_mode?: Record<string, never>;
+            tools_mode?: Record<string, unknown>;
             budget_micros_usd_month?: number | null;
             rpm?: number | null;
             tpm?: number | null;
@@ -1337,11 +1337,11 @@ export interface components {
         ApprovalPolicyBody: {
             name: string;
             /** @description Validated by `validateRules` for the specification's exact messages. */
-            rules: Record<string, never>;
-            expected_revision?: Record<string, never>;
+            rules: Record<string, unknown>;
+            expected_revision?: Record<string, unknown>;
         };
         DisableApprovalPolicyBody: {
-            expected_revision?: Record<string, never>;
+            expected_revision?: Record<string, unknown>;
         };
         VoteBody: {
             /** @enum {string} */
@@ -1459,7 +1459,7 @@ export interface components {
             context?: {
                 [key: string]: unknown;
             };
-            entities?: Record<string, never>[];
+            entities?: Record<string, unknown>[];
         };
         StartConnectionDto: {
             slug: string;
@@ -2135,7 +2135,7 @@ export interface components {
             tpm: number | null;
             scopes: ("mcp" | "llm")[];
             /** @description Free-form, carried into the key context. */
-            attributes: Record<string, never>;
+            attributes: Record<string, unknown>;
             /** Format: date-time */
             expires_at: string | null;
             /** Format: date-time */
@@ -2178,7 +2178,7 @@ export interface components {
             tpm: number | null;
             scopes: ("mcp" | "llm")[];
             /** @description Free-form, carried into the key context. */
-            attributes: Record<string, never>;
+            attributes: Record<string, unknown>;
             /** Format: date-time */
             expires_at: string | null;
             /** Format: date-time */
@@ -2259,7 +2259,7 @@ export interface components {
             tpm: number | null;
             scopes: ("mcp" | "llm")[];
             /** @description Free-form, carried into the key context. */
-            attributes: Record<string, never>;
+            attributes: Record<string, unknown>;
             /** Format: date-time */
             expires_at: string | null;
             /** Format: date-time */
@@ -2676,7 +2676,7 @@ export interface components {
             policy_id: string | null;
             policy_revision_id: string | null;
             /** @description The envelope as the gateway recorded it. */
-            envelope: Record<string, never> | null;
+            envelope: Record<string, unknown> | null;
         };
         ReceiptList: {
             receipts: components["schemas"]["ReceiptProjection"][];
@@ -2766,7 +2766,7 @@ export interface components {
             instructions?: string;
             runtime_adapter?: string;
             /** @description Free-form. */
-            model_constraints?: Record<string, never>;
+            model_constraints?: Record<string, unknown>;
             environment_requests?: {
                 /** @enum {unknown} */
                 environment_class: "development" | "browser" | "research" | "mobile" | "desktop" | "code";
@@ -2774,7 +2774,7 @@ export interface components {
             connections?: string[];
             session_profile_ids?: string[];
             /** @description Free-form. */
-            output_contract?: Record<string, never>;
+            output_contract?: Record<string, unknown>;
         };
         Revisions: {
             revisions: components["schemas"]["Revision"][];
