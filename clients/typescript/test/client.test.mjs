@@ -42,6 +42,8 @@ test('every error shape becomes a ControlError with the status and the body', as
     assert.equal(error.status, Number(status));
     assert.deepEqual(error.body, typeof body === 'string' ? undefined : body);
     assert.equal(error.response.status, Number(status));
+    assert.equal(error.code, status === '503' ? 'policy_compiler_busy' : undefined);
+    assert.equal(error.detail, status === '404' ? 'Workspace not found' : undefined);
   }
   const { fetch } = recording(() => [422, bodies[422]]);
   const invalid = await createControlClient({ baseUrl: 'https://control.test', token: 't', fetch }).GET('/api/v1/me').catch((caught) => caught);
