@@ -1,6 +1,14 @@
 // Lint rules worth having (STYLE.md): unhandled promises, async without await, exhaustive switches, strict equality, braces.
 import tseslint from 'typescript-eslint';
 
+const rules = {
+  '@typescript-eslint/no-floating-promises': 'error',
+  '@typescript-eslint/require-await': 'error',
+  '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+  eqeqeq: ['error', 'always'],
+  curly: ['error', 'multi-line'],
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', '*.js', '*.mjs'] },
   {
@@ -8,15 +16,20 @@ export default tseslint.config(
     extends: [tseslint.configs.base],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
-      '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/require-await': 'error',
-      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
-      eqeqeq: ['error', 'always'],
-      curly: ['error', 'multi-line'],
+      ...rules,
       'no-restricted-imports': ['error', { patterns: [{ group: ['../*', './*'], message: 'import from src/ (absolute)' }] }],
     },
   },
   { files: ['test/**/*.ts', 'src/**/*.spec.ts', 'bench/**/*.ts'], rules: { '@typescript-eslint/require-await': 'off' } },
+  // The client package (clients/typescript) is linted by the same rules; it is published, so its
+  // imports are relative, and its generated types (src/schema.ts) are not linted.
+  { ignores: ['clients/typescript/dist/**', 'clients/typescript/src/schema.ts'] },
+  {
+    files: ['clients/typescript/src/**/*.ts'],
+    extends: [tseslint.configs.base],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules,
+  },
   // Jest loads global setup and teardown outside its module resolution: relative imports only.
   { files: ['test/support/global-*.ts'], rules: { 'no-restricted-imports': 'off' } },
 );
