@@ -38,7 +38,8 @@ describe('embedded mode server process', () => {
     });
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
-    for (let i = 0; i < 240; i++) {
+    // Up to 150 s: ts-node transpiles the whole app and PGlite runs every migration, slow on a loaded 2-core machine.
+    for (let i = 0; i < 600; i++) {
       try {
         if ((await fetch(`${base}/healthz`)).ok) return;
       } catch {
@@ -47,7 +48,7 @@ describe('embedded mode server process', () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     throw new Error(`server did not start: ${output}`);
-  }, 90_000);
+  }, 180_000);
   afterAll(async () => {
     if (child.exitCode === null) child.kill('SIGKILL');
     await issuer.stop();
