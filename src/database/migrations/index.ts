@@ -10,6 +10,7 @@ import { Webhooks1763769608000 } from 'src/database/migrations/1763769608000-web
 import { ReadModelHotUpdates1763769609000 } from 'src/database/migrations/1763769609000-read-model-hot-updates';
 import { ReadModelPartitionAttach1763769610000 } from 'src/database/migrations/1763769610000-read-model-partition-attach';
 import { PolicyReplay1763769650000 } from 'src/database/migrations/1763769650000-policy-replay';
+import { UsageMinuteRollups1763769670000 } from 'src/database/migrations/1763769670000-usage-minute-rollups';
 
 /** Every migration, in order. A new migration is added here (explicit, so bundling never loses one). */
-export const MIGRATIONS = [Foundation1763769600000, Keys1763769601000, Policy1763769602000, Approvals1763769603000, ReadModels1763769604000, Connections1763769605000, ModelProviders1763769606000, Workers1763769607000, Webhooks1763769608000, ReadModelHotUpdates1763769609000, ReadModelPartitionAttach1763769610000, PolicyReplay1763769650000];
+export const MIGRATIONS = [Foundation1763769600000, Keys1763769601000, Policy1763769602000, Approvals1763769603000, ReadModels1763769604000, Connections1763769605000, ModelProviders1763769606000, Workers1763769607000, Webhooks1763769608000, ReadModelHotUpdates1763769609000, ReadModelPartitionAttach1763769610000, PolicyReplay1763769650000, UsageMinuteRollups1763769670000];
