@@ -74,7 +74,7 @@ export const DIMENSIONS = { kind: 'kind', key: 'key_id', model: 'model', provide
 export type Dimension = keyof typeof DIMENSIONS;
 
 /** The rollup levels: the hourly table and the per-minute one, both keyed (workspace_id, dim, bucket, value). */
-export const ROLLUP_TABLES = ['usage_rollups', 'usage_minute_rollups'] as const;
+const ROLLUP_TABLES = ['usage_rollups', 'usage_minute_rollups'] as const;
 
 /** Adds a rollup row (aliased `r`) to the one of its key. */
 const ADD_TO_ROLLUP = `
