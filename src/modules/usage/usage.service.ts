@@ -31,13 +31,20 @@ const after = (value: string | null, bound: string) => value === null || Buffer.
  * Whole hours of the window come from the hourly rollups, whole minutes of its edge hours from the
  * per-minute rollups and the sub-minute remainder at each edge from the raw events: exact for any
  * window, a 30-day window reads ~720 hourly and at most 118 minute rows per group value, and the
- * raw events read are those of less than a minute at each edge, however busy the hour.
+ * raw events read are those of less than a minute at each edge, however busy the hour. The
+ * remainder at the end, `[minutes.to, to)`, is read from its minute's rollup instead when no event
+ * of that minute lies at or after `to` (a window ending now: the rest of the minute is the future),
+ * which an index probe tells.
  */
 // hand-written: a named statement over both rollup levels and the partitioned raw events (a raw 30-day aggregate takes ~750 ms).
 function summaryStatement(groupBy: Dimension) {
   const sums = TOTALS_FIELDS.map((f) => `sum(${f})::text AS ${f}`).join(', ');
   const rollups = (table: string, range: string) =>
     `SELECT value AS g, ${TOTALS_FIELDS.join(', ')}, last_ingested_at AS fresh FROM ${table} WHERE workspace_id = $1 AND dim = '${groupBy}' AND ${range}`;
+  const raw = (range: string) =>
+    `SELECT ${DIMENSIONS[groupBy]}, ${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)
+     FROM usage_events WHERE workspace_id = $1 AND ${range} GROUP BY ${DIMENSIONS[groupBy]}`;
+  const restOfLastMinute = `EXISTS (SELECT 1 FROM usage_events WHERE workspace_id = $1 AND occurred_at >= $7 AND occurred_at < $8)`;
   return {
     name: `usage_summary_${groupBy}`,
     text: `
@@ -48,10 +55,11 @@ function summaryStatement(groupBy: Dimension) {
         UNION ALL
         ${rollups('usage_minute_rollups', 'bucket >= $3 AND bucket < $5')}
         UNION ALL
-        SELECT ${DIMENSIONS[groupBy]}, ${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)
-        FROM usage_events
-        WHERE workspace_id = $1 AND ((occurred_at >= $6 AND occurred_at < $4) OR (occurred_at >= $5 AND occurred_at < $7))
-        GROUP BY ${DIMENSIONS[groupBy]}
+        ${raw('occurred_at >= $6 AND occurred_at < $4')}
+        UNION ALL
+        ${raw(`occurred_at >= $5 AND occurred_at < $7 AND ${restOfLastMinute}`)}
+        UNION ALL
+        ${rollups('usage_minute_rollups', `bucket = $5 AND $5 < $7 AND NOT ${restOfLastMinute}`)}
       )
       SELECT GROUPING(g) AS is_total, g AS value, ${sums}, max(fresh) AS freshness_at
       FROM source GROUP BY GROUPING SETS ((g), ())
@@ -97,7 +105,7 @@ export class UsageService implements OnModuleInit {
     const { from, to } = q.window;
     const { hours, minutes } = splitWindow(q.window);
     const rows = await namedQuery<SummaryRow>(this.dataSource, summaryStatement(q.groupBy), [
-      workspaceId, hours.from, hours.to, minutes.from, minutes.to, from, to,
+      workspaceId, hours.from, hours.to, minutes.from, minutes.to, from, to, ceilTo(to, MINUTE_MS),
     ]);
     const total = rows.find((r) => r.is_total === 1);
     const remaining = rows.filter((r) => r.is_total === 0 && (bound === null || after(r.value, bound)));
