@@ -5,8 +5,9 @@
  * - a 30-day usage summary of the busy workspace (UsageService, rollups) vs the same aggregate as a
  *   raw GROUP BY over usage_events;
  * - the busy hour (issue 23): 3,600,000 more events of the busy workspace inside the hour of `now`
- *   (one a millisecond), then summaries of windows ending now (last 1 h, 24 h, 30 days minus 17
- *   minutes), ending at the last millisecond of now's minute (the most raw events at the edge) and
+ *   (evenly up to `now`), then summaries of windows ending now (last 1 h, 24 h, 30 days minus 17
+ *   minutes), ending at the last millisecond of the minute before now's (the most raw events at
+ *   the edge) and
  *   hour-aligned windows of the same lengths, each beside the raw GROUP BY of the same window;
  * - the receipts list filtered by state or decision vs the unfiltered first page, with and without
  *   the filter indexes;
