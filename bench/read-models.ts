@@ -7,8 +7,8 @@
  * - the busy hour (issue 23): 3,600,000 more events of the busy workspace inside the hour of `now`
  *   (evenly up to `now`), then summaries of windows ending now (last 1 h, 24 h, 30 days minus 17
  *   minutes), ending at the last millisecond of the minute before now's (the most raw events at
- *   the edge) and
- *   hour-aligned windows of the same lengths, each beside the raw GROUP BY of the same window;
+ *   the edge) and hour-aligned windows of the same lengths, each beside the raw GROUP BY of the
+ *   same window;
  * - the receipts list filtered by state or decision vs the unfiltered first page, with and without
  *   the filter indexes;
  * - the receipts list first page and a deep keyset page (ReceiptsService) vs the deep page read
