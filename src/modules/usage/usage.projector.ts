@@ -74,19 +74,10 @@ export const TOTALS_FIELDS = Object.keys(EVENT_TOTALS) as TotalsField[];
 export const DIMENSIONS = { kind: 'kind', key: 'key_id', model: 'model', provider: 'provider', tool: 'tool' } as const;
 export type Dimension = keyof typeof DIMENSIONS;
 
-/** The rollup levels: the hourly table and the per-minute one, both keyed (workspace_id, dim, bucket, value). */
-const ROLLUP_TABLES = ['usage_rollups', 'usage_minute_rollups'] as const;
-
-/** Adds a rollup row (aliased `r`) to the one of its key. */
-const ADD_TO_ROLLUP = `
-  ON CONFLICT (workspace_id, dim, bucket, value) DO UPDATE SET
-    ${TOTALS_FIELDS.map((f) => `${f} = r.${f} + EXCLUDED.${f}`).join(', ')},
-    last_ingested_at = GREATEST(r.last_ingested_at, EXCLUDED.last_ingested_at)`;
-
 /**
  * Inserts the new events (a redelivered `event_id` is skipped), adds exactly the inserted ones
- * to the per-minute rollup of every dimension and those minutes to the hourly rollup (both levels
- * always hold the same events), and moves each named key's `last_used_at` forward, in one statement.
+ * to the hourly rollup of every dimension and moves each named key's `last_used_at` forward, in
+ * one statement.
  */
 // hand-written: the stream projection and its rollups, one batched statement (single-row writes are fsync-bound; bench/read-models).
 const PROJECT_EVENTS = `
@@ -96,25 +87,16 @@ const PROJECT_EVENTS = `
     ON CONFLICT DO NOTHING
     RETURNING *
   ),
-  minutes AS (
-    SELECT workspace_id, d.dim, date_trunc('minute', occurred_at, 'UTC') AS bucket, d.value,
-           ${TOTALS_FIELDS.map((f) => `${EVENT_TOTALS[f]} AS ${f}`).join(', ')}, max(ingested_at) AS last_ingested_at
-    FROM inserted
-    CROSS JOIN LATERAL (VALUES ${Object.entries(DIMENSIONS).map(([dim, column]) => `('${dim}', ${column})`).join(', ')}) AS d(dim, value)
-    GROUP BY 1, 2, 3, 4
-  ),
-  minute_rollups AS (
-    INSERT INTO usage_minute_rollups AS r (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
-    SELECT * FROM minutes ORDER BY 1, 2, 3, 4
-    ${ADD_TO_ROLLUP}
-  ),
   key_use AS (${recordKeyUse('inserted')})
   INSERT INTO usage_rollups AS r (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
-  SELECT workspace_id, dim, date_trunc('hour', bucket, 'UTC'), value, ${TOTALS_FIELDS.map((f) => `sum(${f})`).join(', ')}, max(last_ingested_at)
-  FROM minutes
+  SELECT workspace_id, d.dim, date_trunc('hour', occurred_at, 'UTC'), d.value, ${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)
+  FROM inserted
+  CROSS JOIN LATERAL (VALUES ${Object.entries(DIMENSIONS).map(([dim, column]) => `('${dim}', ${column})`).join(', ')}) AS d(dim, value)
   GROUP BY 1, 2, 3, 4
   ORDER BY 1, 2, 3, 4
-  ${ADD_TO_ROLLUP}`;
+  ON CONFLICT (workspace_id, dim, bucket, value) DO UPDATE SET
+    ${TOTALS_FIELDS.map((f) => `${f} = r.${f} + EXCLUDED.${f}`).join(', ')},
+    last_ingested_at = GREATEST(r.last_ingested_at, EXCLUDED.last_ingested_at)`;
 
 /** Reads a usage event or a gap marker of `{prefix}:usage` (CONTRACT.md 4.4). */
 export function parseUsageEntry(r: EntryReader): UsageEntry {
@@ -200,26 +182,18 @@ export const usageProjector: StreamProjector<UsageEntry> = {
     await insertGaps(manager, gaps);
   },
 
-  /**
-   * Rollups of both levels and gap markers older than the cutoff, at most `limit` rollup rows in
-   * all; raw events go with their partitions.
-   */
+  /** Rollups and gap markers older than the cutoff; raw events go with their partitions. */
   async retain(manager: EntityManager, workspaceId: string, cutoff: Date, limit: number) {
-    let deleted = 0;
-    for (const table of ROLLUP_TABLES) {
-      if (deleted === limit) break;
-      // ctid: the rollup key holds a nullable value, so its rows cannot be matched back by key with IN.
-      const [{ n }]: { n: number }[] = await manager.query(
-        `WITH gone AS (
-           DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
-             SELECT ctid FROM ${table} WHERE workspace_id = $1 AND dim = ANY($4) AND bucket < $2 LIMIT $3
-           )) RETURNING 1
-         )
-         SELECT count(*)::int AS n FROM gone`,
-        [workspaceId, cutoff, limit - deleted, Object.keys(DIMENSIONS)],
-      );
-      deleted += n;
-    }
+    // ctid: the rollup key holds a nullable value, so its rows cannot be matched back by key with IN.
+    const [{ deleted }]: { deleted: number }[] = await manager.query(
+      `WITH gone AS (
+         DELETE FROM usage_rollups WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM usage_rollups WHERE workspace_id = $1 AND dim = ANY($4) AND bucket < $2 LIMIT $3
+         )) RETURNING 1
+       )
+       SELECT count(*)::int AS deleted FROM gone`,
+      [workspaceId, cutoff, limit, Object.keys(DIMENSIONS)],
+    );
     await manager.query(`DELETE FROM usage_gaps WHERE workspace_id = $1 AND to_at < $2`, [workspaceId, cutoff]);
     return deleted;
   },
