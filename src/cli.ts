@@ -11,7 +11,8 @@ import { DemoSeeder } from 'src/modules/demo/demo.seeder';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
-import { loadKeys, verifyExportFile } from 'src/modules/audit/audit-export-file';
+import { verifyExportFile } from 'src/modules/audit/audit-export-file';
+import { loadKeys } from 'src/common/signing/jws';
 import { describeVerification } from 'src/modules/audit/audit-verifier';
 
 const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | demo:seed [--workspace ws_id] | audit:checkpoint [ws_id] | audit:check <ws_id> | audit:verify FILE [--keys FILE_OR_URL] | migration:run>';

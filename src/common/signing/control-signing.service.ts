@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { generateKeyPairSync, KeyObject } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { Ed25519Jwk, ed25519PrivateKey, Jwks, JwsCheck, publicJwk, signCompactJws, verifyCompactJws } from 'src/common/signing/jws';
+import { Ed25519Jwk, ed25519PrivateKey, Jwks, JwsCheck, publicJwk, signCompactJws, signDetachedJws, verifyCompactJws } from 'src/common/signing/jws';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 
 interface SigningKey {
@@ -14,7 +14,7 @@ interface SigningKey {
  * verifies during a rotation. Unset outside production (config refuses it in production), a key is
  * generated at first start and kept in `control_signing_keys`; every replica then reads the same
  * (the oldest) one. Audit checkpoints sign with it; later capabilities (snapshot integrity, key
- * derivation) reuse this one service.
+ * derivation) reuse this one service: snapshots carry a detached JWS of their digest.
  */
 @Injectable()
 export class ControlSigning implements OnModuleInit {
@@ -62,6 +62,12 @@ export class ControlSigning implements OnModuleInit {
   sign(payload: unknown): string {
     const [current] = this.keys;
     return signCompactJws(current.key, current.jwk.kid, payload);
+  }
+
+  /** A detached compact JWS (RFC 7515 appendix F, EdDSA) over the string `payload`, with the current key's `kid`. */
+  signDetached(payload: string): { kid: string; signature: string } {
+    const [current] = this.keys;
+    return { kid: current.jwk.kid, signature: signDetachedJws(current.key, current.jwk.kid, payload) };
   }
 
   /** Checks a compact JWS against the current and previous keys. */

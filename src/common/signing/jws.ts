@@ -1,4 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, KeyObject, sign, verify } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { canonicalJson } from 'src/common/crypto/crypto';
 
 /** A public Ed25519 key as a JWK (RFC 8037), `kid` its RFC 7638 thumbprint. */
@@ -55,4 +56,35 @@ export function verifyCompactJws(jws: string, jwks: Jwks): JwsCheck {
   } catch {
     return { ok: false };
   }
+}
+
+/**
+ * Detached compact JWS (RFC 7515 appendix F), EdDSA, header `{alg, kid}`: the signature covers
+ * `header.base64url(payload)` but the payload part is left empty (`header..signature`); the
+ * verifier supplies the payload it holds.
+ */
+export function signDetachedJws(key: KeyObject, kid: string, payload: string): string {
+  const header = b64url(JSON.stringify({ alg: 'EdDSA', kid }));
+  return `${header}..${b64url(sign(null, Buffer.from(`${header}.${b64url(payload)}`), key))}`;
+}
+
+/** Checks a detached compact JWS over `payload` against the keys of a JWKS, by `kid`. */
+export function verifyDetachedJws(jws: string, payload: string, jwks: Jwks): { ok: true; kid: string } | { ok: false } {
+  const parts = jws.split('.');
+  if (parts.length !== 3 || parts[1] !== '') return { ok: false };
+  const check = verifyCompactJws(`${parts[0]}.${b64url(payload)}.${parts[2]}`, jwks);
+  return check.ok ? { ok: true, kid: check.kid } : { ok: false };
+}
+
+/** A JWKS from a file or an http(s) URL (the offline verifiers' `--keys`). */
+export async function loadKeys(source: string): Promise<Jwks> {
+  const text = /^https?:\/\//.test(source)
+    ? await fetch(source, { signal: AbortSignal.timeout(10_000) }).then(async (res) => {
+        if (!res.ok) throw new Error(`keys not available: ${source} answered ${res.status}`);
+        return res.text();
+      })
+    : await readFile(source, 'utf8');
+  const jwks = JSON.parse(text) as Partial<Jwks>;
+  if (!Array.isArray(jwks.keys)) throw new Error(`not a JWKS: ${source}`);
+  return jwks as Jwks;
 }
