@@ -41,18 +41,24 @@ export function signCompactJws(key: KeyObject, kid: string, payload: unknown): s
 
 export type JwsCheck = { ok: true; kid: string; payload: unknown } | { ok: false };
 
+/** The `kid` of the key of `jwks` under which `signature` signs `protectedHeader.payloadPart`, or null. */
+function verifiedKid(protectedHeader: string, payloadPart: string, signature: string, jwks: Jwks): string | null {
+  const header = JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as { alg?: unknown; kid?: unknown };
+  if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') return null;
+  const jwk = jwks.keys.find((k) => k.kid === header.kid && k.kty === 'OKP' && k.crv === 'Ed25519');
+  if (!jwk) return null;
+  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });
+  return verify(null, Buffer.from(`${protectedHeader}.${payloadPart}`), key, Buffer.from(signature, 'base64url')) ? header.kid : null;
+}
+
 /** Checks a compact EdDSA JWS against the keys of a JWKS, by `kid`; the payload parsed when it holds. */
 export function verifyCompactJws(jws: string, jwks: Jwks): JwsCheck {
   const parts = jws.split('.');
   if (parts.length !== 3) return { ok: false };
   try {
-    const header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8')) as { alg?: unknown; kid?: unknown };
-    if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') return { ok: false };
-    const jwk = jwks.keys.find((k) => k.kid === header.kid && k.kty === 'OKP' && k.crv === 'Ed25519');
-    if (!jwk) return { ok: false };
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });
-    if (!verify(null, Buffer.from(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2], 'base64url'))) return { ok: false };
-    return { ok: true, kid: header.kid, payload: JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) };
+    const kid = verifiedKid(parts[0], parts[1], parts[2], jwks);
+    if (kid === null) return { ok: false };
+    return { ok: true, kid, payload: JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) };
   } catch {
     return { ok: false };
   }
@@ -72,8 +78,12 @@ export function signDetachedJws(key: KeyObject, kid: string, payload: string): s
 export function verifyDetachedJws(jws: string, payload: string, jwks: Jwks): { ok: true; kid: string } | { ok: false } {
   const parts = jws.split('.');
   if (parts.length !== 3 || parts[1] !== '') return { ok: false };
-  const check = verifyCompactJws(`${parts[0]}.${b64url(payload)}.${parts[2]}`, jwks);
-  return check.ok ? { ok: true, kid: check.kid } : { ok: false };
+  try {
+    const kid = verifiedKid(parts[0], b64url(payload), parts[2], jwks);
+    return kid === null ? { ok: false } : { ok: true, kid };
+  } catch {
+    return { ok: false };
+  }
 }
 
 /** A JWKS from a file or an http(s) URL (the offline verifiers' `--keys`). */
