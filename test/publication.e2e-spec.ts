@@ -57,7 +57,9 @@ describe('snapshot publication', () => {
       const ws = await createWorkspace('announced');
       expect(await versions(t, ws)).toEqual({ snapshot_version: 1, published_version: 1 });
       expect(await heldVersion(redis, t, ws)).toBe(1);
-      await eventually(async () => expect(messages).toContain(`${ws}:1`));
+      const digest = JSON.parse((await redis.get(`${t.config.redisPrefix}:snapshot:${ws}`))!).integrity.digest;
+      expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+      await eventually(async () => expect(messages).toContain(`${ws}:1:${digest}`));
     } finally {
       subscriber.destroy();
     }

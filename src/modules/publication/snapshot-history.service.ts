@@ -41,9 +41,12 @@ function changedFields(a: unknown, b: unknown): string[] {
   return keys.filter((k) => canonicalJson((a as Record<string, unknown>)[k]) !== canonicalJson((b as Record<string, unknown>)[k]));
 }
 
-/** Sealed credentials in a document for operators: `sealed:sha256:<hex>` of the envelope (shows that it changed, never the envelope). */
+/**
+ * Sealed credentials in a document for operators: every `envelope` (and a model's `credential`,
+ * which is one) becomes `sealed:sha256:<hex>` of it: shows that it changed, never the envelope.
+ */
 function redactSealed(value: unknown, key?: string): unknown {
-  if (typeof value === 'string') return key === 'envelope' ? `sealed:sha256:${sha256Hex(value)}` : value;
+  if (typeof value === 'string') return key === 'envelope' || key === 'credential' ? `sealed:sha256:${sha256Hex(value)}` : value;
   if (Array.isArray(value)) return value.map((v) => redactSealed(v));
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactSealed(v, k)]));
@@ -169,7 +172,7 @@ export class SnapshotHistoryService {
         [workspaceId, report.instance_id, report.version, report.digest, report.applied_at],
       );
       if (row.digest === ws.digest) {
-        const [converged]: { published_at: Date | null; converged_at: Date }[] = await manager.query(
+        const [[converged]]: [{ published_at: Date | null; converged_at: Date }[], number] = await manager.query(
           `UPDATE snapshot_versions v SET converged_at = now() WHERE v.workspace_id = $1 AND v.version = $2 AND v.converged_at IS NULL
              AND NOT EXISTS (SELECT 1 FROM snapshot_instances i WHERE i.workspace_id = $1 AND i.reported_at >= now() - make_interval(secs => $3) AND i.digest <> v.digest)
            RETURNING published_at, converged_at`,
