@@ -137,16 +137,21 @@ async function main(): Promise<void> {
        SELECT $1, 'gw-' || i, 1, CASE WHEN i % 10 = 0 THEN 'sha256:old' ELSE $2 END, now(), CASE WHEN i % 50 = 0 THEN now() - interval '1 hour' ELSE now() END FROM generate_series(1, $3) i`,
       [ws, digest, INSTANCES],
     );
+    // Baseline: the workspace document, the same session and membership checks, one row.
     const view: number[] = [];
-    for (let i = 0; i < 20; i++) await fetch(`${base}/api/v1/workspaces/${ws}/publication`, { headers: auth }).then((r) => r.text());
+    const baseline: number[] = [];
+    const get = (path: string) => fetch(`${base}/api/v1/workspaces/${ws}${path}`, { headers: auth }).then(async (r) => (await r.json()) as { instances?: unknown[] });
+    for (let i = 0; i < 20; i++) await Promise.all([get('/publication'), get('')]);
     for (let i = 0; i < 300; i++) {
-      const start = performance.now();
-      const res = await fetch(`${base}/api/v1/workspaces/${ws}/publication`, { headers: auth });
-      const parsed = (await res.json()) as { instances: unknown[] };
-      view.push(performance.now() - start);
-      if (parsed.instances.length !== INSTANCES) throw new Error('rollout view incomplete');
+      for (const [samples, path] of [[view, '/publication'], [baseline, '']] as const) {
+        const start = performance.now();
+        const parsed = await get(path);
+        samples.push(performance.now() - start);
+        if (path && parsed.instances?.length !== INSTANCES) throw new Error('rollout view incomplete');
+      }
     }
     rows.push(`| GET publication (rollout view, ${INSTANCES} instances), p50 / p95 | ${fmt(percentile(view, 50))} / ${fmt(percentile(view, 95))} ms | |`);
+    rows.push(`| baseline: GET workspace (same auth), p50 / p95 | ${fmt(percentile(baseline, 50))} / ${fmt(percentile(baseline, 95))} ms | view p95 ${(percentile(view, 95) / percentile(baseline, 95)).toFixed(1)}x |`);
   } finally {
     await close();
   }

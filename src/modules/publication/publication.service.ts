@@ -192,6 +192,18 @@ export class PublicationService {
   }
 
   /**
+   * The digest of the workspace's current version when its document is already kept (null when
+   * not yet built); undefined for a missing workspace. One indexed read: what a 304 costs.
+   */
+  async currentDigest(workspaceId: string): Promise<string | null | undefined> {
+    const [row]: { digest: string | null }[] = await this.dataSource.query(
+      `SELECT v.digest FROM workspaces w LEFT JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.snapshot_version WHERE w.id = $1`,
+      [workspaceId],
+    );
+    return row ? row.digest : undefined;
+  }
+
+  /**
    * What the snapshot route serves: the hot path's document when it holds the current version (no
    * build), else the kept document of that version, else a new one. Null for a missing workspace.
    */
