@@ -200,7 +200,7 @@ export default async () => {
                 [import("../internal/internal.controller"), {
                         "InternalController": {
                             "key": { summary: "The key context, served as stored JSON text (no re-serialization on the hot path).", type: String },
-                            "snapshot": { summary: "The current signed snapshot (CONTRACT.md 4.5): the hot path's document when it holds the\ncurrent version, else the kept or a newly built one. `ETag: \"<digest>\"`; a matching\n`If-None-Match` answers 304 without a body.", type: String },
+                            "snapshot": { summary: "The current signed snapshot (CONTRACT.md 4.5): the hot path's document when it holds the\ncurrent version, else the kept or a newly built one. `ETag: \"<digest>\"`; an `If-None-Match`\nnaming the kept digest of the current version answers 304 without a body, from PostgreSQL alone.", type: String },
                             "applied": { summary: "What a gateway instance applied (idempotent); feeds the rollout view." }
                         }
                     }],
