@@ -11,12 +11,25 @@ import { DemoSeeder } from 'src/modules/demo/demo.seeder';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
-import { loadKeys, verifyExportFile } from 'src/modules/audit/audit-export-file';
+import { verifyExportFile } from 'src/modules/audit/audit-export-file';
+import { Jwks, loadKeys } from 'src/common/signing/jws';
 import { describeVerification } from 'src/modules/audit/audit-verifier';
+import { verifySnapshot } from 'src/modules/publication/snapshot-integrity';
+import { readFile } from 'node:fs/promises';
 
-const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | demo:seed [--workspace ws_id] | audit:checkpoint [ws_id] | audit:check <ws_id> | audit:verify FILE [--keys FILE_OR_URL] | migration:run>';
+const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | demo:seed [--workspace ws_id] | audit:checkpoint [ws_id] | audit:check <ws_id> | audit:verify FILE [--keys FILE_OR_URL] | snapshot:verify FILE [--keys FILE_OR_URL] | migration:run>';
 
 class CliError extends Error {}
+
+/** The offline verifiers' `FILE [--keys FILE_OR_URL]`: the file and control's JWKS (by default from PUBLIC_URL). */
+async function fileAndKeys(config: AppConfig, rest: string[]): Promise<{ file: string; keys: Jwks }> {
+  const { values, positionals } = parseArgs({ args: rest, options: { keys: { type: 'string' } }, allowPositionals: true, strict: true });
+  if (positionals.length !== 1) throw new CliError(USAGE);
+  const keys = await loadKeys(values.keys ?? `${config.publicUrl}/.well-known/control-signing-keys.json`).catch((error: Error) => {
+    throw new CliError(error.message);
+  });
+  return { file: positionals[0], keys };
+}
 
 /** Runs `work` against the application's modules (no HTTP listener, no jobs). */
 async function withApp<T>(config: AppConfig, work: (get: <S>(type: new (...args: never[]) => S) => S) => Promise<T>): Promise<T> {
@@ -99,16 +112,24 @@ async function run(argv: string[]): Promise<string> {
       return describeVerification(summary);
     }
     case 'audit:verify': {
-      const { values, positionals } = parseArgs({ args: rest, options: { keys: { type: 'string' } }, allowPositionals: true, strict: true });
-      if (positionals.length !== 1) throw new CliError(USAGE);
-      const keys = await loadKeys(values.keys ?? `${config.publicUrl}/.well-known/control-signing-keys.json`).catch((error: Error) => {
-        throw new CliError(error.message);
-      });
-      const summary = await verifyExportFile(positionals[0], keys).catch((error: Error) => {
+      const { file, keys } = await fileAndKeys(config, rest);
+      const summary = await verifyExportFile(file, keys).catch((error: Error) => {
         throw new CliError(error.message);
       });
       if (!summary.ok) throw new CliError(describeVerification(summary));
       return describeVerification(summary);
+    }
+    case 'snapshot:verify': {
+      const { file, keys } = await fileAndKeys(config, rest);
+      let snapshot: { workspace_id?: unknown; version?: unknown };
+      try {
+        snapshot = JSON.parse(await readFile(file, 'utf8'));
+      } catch (error) {
+        throw new CliError(`not a snapshot file: ${(error as Error).message}`);
+      }
+      const check = verifySnapshot(snapshot, keys);
+      if (!check.ok) throw new CliError(`snapshot refused: ${check.reason}`);
+      return `snapshot verified: workspace ${String(snapshot.workspace_id)} version ${String(snapshot.version)}, ${check.digest}, signed by ${check.kid}`;
     }
     default:
       throw new CliError(USAGE);

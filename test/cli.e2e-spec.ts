@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { signServiceToken } from 'src/common/auth/service-token';
+import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 
 const ROOT = join(__dirname, '..');
 
@@ -133,6 +134,27 @@ describe('operations CLI', () => {
     const [badFile, badDb] = await Promise.all([cli(['audit:verify', file, '--keys', keys], env), cli(['audit:check', op.workspaceId], env)]);
     expect(badFile).toMatchObject({ code: 1, stdout: '', stderr: 'audit trail broken at seq 1: modified\n' });
     expect(badDb).toMatchObject({ code: 1, stdout: '', stderr: 'audit trail broken at seq 1: modified\n' });
+    rmSync(dir, { recursive: true, force: true });
+  }, 180_000);
+
+  it('verifies a saved snapshot offline against the JWKS, exiting 1 with the reason for an altered one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cli-snapshot-'));
+    const keys = join(dir, 'keys.json');
+    writeFileSync(keys, JSON.stringify((await t.http().get('/.well-known/control-signing-keys.json').expect(200)).body));
+    const token = await signServiceToken(SERVICE_SECRET, 'gateway', 'control');
+    const snapshot = (await t.http().get(`/internal/v1/workspaces/${owner.workspaceId}/snapshot`).set('Authorization', `Bearer ${token}`).expect(200)).body;
+    const [good, altered, noKeys] = [join(dir, 'good.json'), join(dir, 'altered.json'), join(dir, 'missing.json')];
+    writeFileSync(good, JSON.stringify(snapshot));
+    writeFileSync(altered, JSON.stringify({ ...snapshot, env: 'prod' }));
+    const [ok, bad, unreadable] = await Promise.all([
+      cli(['snapshot:verify', good, '--keys', keys], env),
+      cli(['snapshot:verify', altered, '--keys', keys], env),
+      cli(['snapshot:verify', good, '--keys', noKeys], env),
+    ]);
+    expect(ok).toMatchObject({ code: 0, stdout: `snapshot verified: workspace ${owner.workspaceId} version ${snapshot.version}, ${snapshot.integrity.digest}, signed by ${snapshot.integrity.kid}\n` });
+    expect(bad).toMatchObject({ code: 1, stdout: '' });
+    expect(bad.stderr).toMatch(/^snapshot refused: digest mismatch/);
+    expect(unreadable.code).toBe(1);
     rmSync(dir, { recursive: true, force: true });
   }, 180_000);
 });

@@ -1,6 +1,8 @@
 import { createClient, RedisClientType } from 'redis';
 import { SignJWT } from 'jose';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, createPublicKey, randomUUID, verify } from 'node:crypto';
+import { canonicalJson } from 'src/common/crypto/crypto';
+import { verifySnapshot } from 'src/modules/publication/snapshot-integrity';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { SNAPSHOT_PARTS } from 'src/modules/publication/snapshot.registry';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
@@ -172,36 +174,139 @@ describe('gateway-facing routes', () => {
   });
 
   describe('GET /internal/v1/workspaces/{workspace_id}/snapshot', () => {
-    const read = async (ws: string, status: number) => get(`/internal/v1/workspaces/${ws}/snapshot`, `Bearer ${await token()}`).expect(status);
+    const read = async (ws: string, status: number, headers: Record<string, string> = {}) =>
+      get(`/internal/v1/workspaces/${ws}/snapshot`, `Bearer ${await token()}`).set(headers).expect(status);
+    const held = async (ws = owner.workspaceId) => JSON.parse((await redis.get(`${t.config.redisPrefix}:snapshot:${ws}`))!);
+    const jwks = async () => (await t.http().get('/.well-known/control-signing-keys.json').expect(200)).body;
 
-    it('answers the snapshot of the committed state (CONTRACT.md 4.5)', async () => {
+    it('answers the signed snapshot the hot path holds (CONTRACT.md 4.5)', async () => {
       const res = await read(owner.workspaceId, 200);
-      expect(Object.keys(res.body).sort()).toEqual(['schema_version', 'workspace_id', 'env', 'version', 'generated_at', ...Object.keys(SNAPSHOT_PARTS)].sort());
+      expect(Object.keys(res.body).sort()).toEqual(['schema_version', 'workspace_id', 'env', 'version', 'generated_at', 'integrity', ...Object.keys(SNAPSHOT_PARTS)].sort());
       expect(res.body).toMatchObject({ schema_version: 1, workspace_id: owner.workspaceId, env: 'dev', version: 1 });
       expect(res.body.generated_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-      // The same content as the published snapshot of that version, apart from when it was generated.
-      const published = JSON.parse((await redis.get(`${t.config.redisPrefix}:snapshot:${owner.workspaceId}`))!);
-      expect({ ...res.body, generated_at: null }).toEqual({ ...published, generated_at: null });
+      // The very document of the hot path, integrity included.
+      expect(res.body).toEqual(await held());
     });
 
-    it('recompiles on every read: a newly staged version shows at once', async () => {
+    it('carries a digest over its canonical JSON and a detached EdDSA signature that the public JWKS verifies', async () => {
+      const res = await read(owner.workspaceId, 200);
+      const { integrity, ...content } = res.body;
+      expect(integrity.digest).toBe(`sha256:${sha256(canonicalJson(content))}`);
+      const keys = await jwks();
+      expect(integrity.kid).toBe(keys.keys[0].kid);
+      const [header, payload, signature] = integrity.signature.split('.');
+      expect(payload).toBe('');
+      expect(JSON.parse(Buffer.from(header, 'base64url').toString())).toEqual({ alg: 'EdDSA', kid: integrity.kid });
+      const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: keys.keys[0].x }, format: 'jwk' });
+      const input = `${header}.${Buffer.from(integrity.digest).toString('base64url')}`;
+      expect(verify(null, Buffer.from(input), key, Buffer.from(signature, 'base64url'))).toBe(true);
+      expect(verifySnapshot(res.body, keys)).toEqual({ ok: true, digest: integrity.digest, kid: integrity.kid });
+      expect(verifySnapshot({ ...res.body, env: 'prod' }, keys)).toMatchObject({ ok: false });
+    });
+
+    it('answers ETag "<digest>" and 304 without a body to a matching If-None-Match', async () => {
+      const res = await read(owner.workspaceId, 200);
+      const etag = `"${res.body.integrity.digest}"`;
+      expect(res.headers.etag).toBe(etag);
+      for (const header of [etag, `W/${etag}`, `"sha256:${'0'.repeat(64)}", ${etag}`, '*']) {
+        const cached = await read(owner.workspaceId, 304, { 'If-None-Match': header });
+        expect(cached.headers.etag).toBe(etag);
+        expect(cached.text ?? '').toBe('');
+      }
+      const other = await read(owner.workspaceId, 200, { 'If-None-Match': `"sha256:${'0'.repeat(64)}"` });
+      expect(other.body).toEqual(res.body);
+    });
+
+    it('builds nothing while the hot path holds the current version: a part that cannot be built does not matter', async () => {
+      const other = await t.signIn();
+      const ws = other.workspaceId;
+      await t.http().post(`/api/v1/workspaces/${ws}/route-qualifiers`).set(bearer(other)).send({ qualifier_id: 'broken', constraint: { kind: 'pin', target: 'a' } }).expect(200);
+      const before = await read(ws, 200);
+      // Unbuildable from now on (two active constraints), but the hot path holds the current version.
+      await t.db.query(`UPDATE route_qualifiers SET only_targets = '["b"]' WHERE workspace_id = $1`, [ws]);
+      await redis.set(`${t.config.redisPrefix}:snapshot:${ws}`, JSON.stringify({ ...before.body, generated_at: '2000-01-01T00:00:00.000Z' }));
+      // Served as the hot path holds it (a built one would be another generated_at, or a 503).
+      expect((await read(ws, 200)).body.generated_at).toBe('2000-01-01T00:00:00.000Z');
+      await read(ws, 304, { 'If-None-Match': `"${before.body.integrity.digest}"` });
+    });
+
+    it('serves the kept document of the current version when the hot path lacks it, the same digest as published', async () => {
+      const ws = (await t.signIn()).workspaceId;
+      const published = await held(ws);
+      await redis.del(`${t.config.redisPrefix}:snapshot:${ws}`);
+      expect((await read(ws, 200)).body).toEqual(published);
+    });
+
+    it('builds a newly staged version at once, and keeps that document for the version', async () => {
       const before = (await read(owner.workspaceId, 200)).body.version;
       await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [owner.workspaceId]);
-      expect((await read(owner.workspaceId, 200)).body.version).toBe(before + 1);
+      const first = (await read(owner.workspaceId, 200)).body;
+      expect(first.version).toBe(before + 1);
+      expect((await read(owner.workspaceId, 200)).body).toEqual(first);
     });
 
     it('answers 404 workspace not found for an unknown workspace', async () => {
       expect((await read('ws_000000000000000000000000', 404)).body).toEqual({ detail: 'workspace not found' });
     });
 
-    it('answers 503 snapshot_unavailable when a part cannot be built from committed state', async () => {
+    it('answers 503 snapshot_unavailable when a part of a version not yet built cannot be built from committed state', async () => {
       // A stored route qualifier with two active constraints cannot be deserialized.
       await t.http().post(`/api/v1/workspaces/${owner.workspaceId}/route-qualifiers`).set(bearer(owner)).send({ qualifier_id: 'broken', constraint: { kind: 'pin', target: 'a' } }).expect(200);
       await t.db.query(`UPDATE route_qualifiers SET only_targets = '["b"]' WHERE workspace_id = $1`, [owner.workspaceId]);
+      await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [owner.workspaceId]);
       const res = await read(owner.workspaceId, 503);
       expect(res.body).toEqual({ detail: 'snapshot_unavailable' });
       await t.db.query(`UPDATE route_qualifiers SET only_targets = NULL WHERE workspace_id = $1`, [owner.workspaceId]);
       await read(owner.workspaceId, 200);
+    });
+  });
+
+  describe('POST /internal/v1/workspaces/{workspace_id}/snapshot/applied', () => {
+    let ws: string;
+    let digest: string;
+    const report = async (body: object, status: number, workspaceId = ws) =>
+      t.http().post(`/internal/v1/workspaces/${workspaceId}/snapshot/applied`).set('Authorization', `Bearer ${await token()}`).send(body).expect(status);
+    const applied = (over: object = {}) => ({ instance_id: 'gw-1', version: 1, digest, applied_at: '2026-01-01T00:00:00.000Z', ...over });
+
+    beforeAll(async () => {
+      ws = (await t.signIn()).workspaceId;
+      digest = JSON.parse((await redis.get(`${t.config.redisPrefix}:snapshot:${ws}`))!).integrity.digest;
+    });
+
+    it('records what the instance applied and answers it with its state; a repeat answers the same and writes nothing new', async () => {
+      const first = await report(applied(), 200);
+      expect(first.body).toEqual({ instance_id: 'gw-1', version: 1, digest, applied_at: '2026-01-01T00:00:00.000Z', state: 'current' });
+      expect((await report(applied(), 200)).body).toEqual(first.body);
+      expect(await t.db.query(`SELECT instance_id, version, digest FROM snapshot_instances WHERE workspace_id = $1`, [ws])).toEqual([{ instance_id: 'gw-1', version: 1, digest }]);
+    });
+
+    it('answers 409 for a version above the published one or a digest that is not that version\'s', async () => {
+      expect((await report(applied({ version: 2 }), 409)).body).toEqual({ detail: 'version 2 is above the published version 1' });
+      expect((await report(applied({ digest: `sha256:${'a'.repeat(64)}` }), 409)).body).toEqual({ detail: 'digest is not the digest of snapshot version 1' });
+      expect(await t.db.query(`SELECT count(*)::int AS n FROM snapshot_instances WHERE workspace_id = $1 AND instance_id <> 'gw-1'`, [ws])).toEqual([{ n: 0 }]);
+    });
+
+    it('refuses a malformed report with 422 and an unknown workspace with 404', async () => {
+      for (const body of [
+        applied({ instance_id: '' }),
+        applied({ instance_id: 'x'.repeat(129) }),
+        applied({ instance_id: 'bad\nid' }),
+        applied({ version: 0 }),
+        applied({ digest: 'sha256:xyz' }),
+        applied({ extra: true }),
+      ]) {
+        expect((await report(body, 422)).body.detail).toBeDefined();
+      }
+      expect((await report(applied({ applied_at: 'yesterday' }), 422)).body.detail).toEqual([{ loc: ['body', 'applied_at'], msg: 'applied_at must be an RFC 3339 timestamp', type: 'value_error' }]);
+      expect((await report(applied({ instance_id: 'x'.repeat(128) }), 200)).body.state).toBe('current');
+      expect((await report(applied(), 404, 'ws_000000000000000000000000')).body).toEqual({ detail: 'workspace not found' });
+    });
+
+    it('accepts only a service token', async () => {
+      for (const headers of [{}, bearer(owner)]) {
+        const res = await t.http().post(`/internal/v1/workspaces/${ws}/snapshot/applied`).set(headers).send(applied()).expect(401);
+        expect(res.body).toEqual({ detail: 'service token not accepted' });
+      }
     });
   });
 });

@@ -84,7 +84,7 @@ describe('policy replay, explain and diff', () => {
   };
   /** The gateway decides with the published snapshot and records the receipts; control projects them. */
   const emit = async (op: Operator, requests: DecisionRequest[], at?: Date) => {
-    const emitted = await gw.emitDecisions({ redis: streams.redis, prefix: t.config.redisPrefix }, op.workspaceId, requests, at);
+    const emitted = await gw.emitDecisions({ redis: streams.redis, prefix: t.config.redisPrefix, jwks: (await t.http().get('/.well-known/control-signing-keys.json').expect(200)).body }, op.workspaceId, requests, at);
     await streams.pass('receipts');
     return emitted;
   };

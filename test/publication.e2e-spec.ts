@@ -57,7 +57,9 @@ describe('snapshot publication', () => {
       const ws = await createWorkspace('announced');
       expect(await versions(t, ws)).toEqual({ snapshot_version: 1, published_version: 1 });
       expect(await heldVersion(redis, t, ws)).toBe(1);
-      await eventually(async () => expect(messages).toContain(`${ws}:1`));
+      const digest = JSON.parse((await redis.get(`${t.config.redisPrefix}:snapshot:${ws}`))!).integrity.digest;
+      expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+      await eventually(async () => expect(messages).toContain(`${ws}:1:${digest}`));
     } finally {
       subscriber.destroy();
     }
@@ -65,7 +67,7 @@ describe('snapshot publication', () => {
 
   it('stages in the caller transaction and publishes after commit', async () => {
     const ws = await createWorkspace('staged');
-    const staged = await inTransaction(t.db, (tx) => publications.stage(tx, ws));
+    const staged = await inTransaction(t.db, (tx) => publications.stage(tx, ws, 'policy.publish'));
     expect(staged).toBe(2);
     expect(await versions(t, ws)).toEqual({ snapshot_version: 2, published_version: 2 });
     expect(await heldVersion(redis, t, ws)).toBe(2);
@@ -75,7 +77,7 @@ describe('snapshot publication', () => {
     const ws = await createWorkspace('rolled-back');
     await expect(
       inTransaction(t.db, async (tx) => {
-        await publications.stage(tx, ws);
+        await publications.stage(tx, ws, 'policy.publish');
         throw new Error('change refused');
       }),
     ).rejects.toThrow('change refused');
@@ -93,7 +95,7 @@ describe('snapshot publication', () => {
 
   it('serializes concurrent stages: each gets its own version, the hot path ends on the last', async () => {
     const ws = await createWorkspace('concurrent');
-    const staged = await Promise.all(Array.from({ length: 5 }, () => inTransaction(t.db, (tx) => publications.stage(tx, ws))));
+    const staged = await Promise.all(Array.from({ length: 5 }, () => inTransaction(t.db, (tx) => publications.stage(tx, ws, 'policy.publish'))));
     expect([...staged].sort()).toEqual([2, 3, 4, 5, 6]);
     expect(await versions(t, ws)).toEqual({ snapshot_version: 6, published_version: 6 });
     expect(await heldVersion(redis, t, ws)).toBe(6);
@@ -118,7 +120,7 @@ describe('snapshot publication', () => {
     await publications.reconcile();
     const settled = (await versions(t, ws)).snapshot_version;
     await t.db.query(`UPDATE route_qualifiers SET only_targets = '["b"]' WHERE workspace_id = $1`, [ws]);
-    const staged = await inTransaction(t.db, (tx) => publications.stage(tx, ws));
+    const staged = await inTransaction(t.db, (tx) => publications.stage(tx, ws, 'policy.publish'));
     expect(await versions(t, ws)).toEqual({ snapshot_version: staged, published_version: settled });
     expect(await heldVersion(redis, t, ws)).toBe(settled);
     await publications.reconcile();

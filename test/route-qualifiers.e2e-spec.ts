@@ -252,6 +252,8 @@ describe('route qualifiers', () => {
       expect((await list(op).expect(500)).body).toEqual({
         error: { code: 'route_qualifier_payload_invalid', message: 'stored route qualifier is invalid', qualifier_id: 'broken' },
       });
+      // The version already published is kept and still served; a newly staged one cannot be built.
+      await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [op.workspaceId]);
       expect((await internalSnapshot(op.workspaceId)).body).toEqual({ detail: 'snapshot_unavailable' });
       expect((await internalSnapshot(op.workspaceId)).status).toBe(503);
       // An unsafe stored id is not echoed.

@@ -1,3 +1,6 @@
+import { SnapshotContent } from 'src/modules/publication/entities/snapshot-content.entity';
+import { SnapshotInstance } from 'src/modules/publication/entities/snapshot-instance.entity';
+import { SnapshotVersion } from 'src/modules/publication/entities/snapshot-version.entity';
 import { User } from 'src/modules/identity/entities/user.entity';
 import { OrganizationMember } from 'src/modules/workspaces/entities/organization-member.entity';
 import { Organization } from 'src/modules/workspaces/entities/organization.entity';
@@ -86,4 +89,7 @@ export const ENTITIES = [
   Workflow,
   WebhookEvidence,
   WebhookSubscription,
+  SnapshotContent,
+  SnapshotVersion,
+  SnapshotInstance,
 ];

@@ -12,8 +12,8 @@
  *   gw.reset()                                         // clears switches and recorded calls
  *   gw.unseal(envelope)                                // { kind, secret } inside an envelope it issued
  *   gw.tokenLifetimeS = 60                             // `expires_at` of exchanged/refreshed tokens (default 3600)
- *   await gw.emitDecisions({ redis, prefix }, ws, requests) // authorize with the published policy and XADD receipts carrying it
-
+ *   await gw.readSnapshot({ redis, prefix, jwks }, ws)   // the published snapshot, verified with control's public JWKS
+ *   await gw.emitDecisions({ redis, prefix, jwks }, ws, requests) // authorize with the published policy and XADD receipts carrying it
  *   gw.resolveKeysWith({ redis, prefix, controlUrl })  // serve GET /v1/key: an agent's virtual key, as the gateway resolves it
  *   await gw.stop()
  *
@@ -26,8 +26,13 @@
  * `{error: {code: "invalid_grant"}}`). POST /internal/v1/evidence/evaluate answers 202.
  * Requests are recorded before a switch applies, so a failed or hanging call is still recorded.
  *
+ * Snapshots: like a gateway, the emulator applies only a snapshot whose `integrity` verifies
+ * (CONTRACT.md 4.5): the digest recomputed from the content and the detached signature checked
+ * with control's public JWKS (`GET /.well-known/control-signing-keys.json`); anything else throws
+ * `snapshot refused: <reason>`.
+ *
  * Decisions: `emitDecisions` plays the gateway's authorization (CONTRACT.md 4.4): it reads the
- * workspace's published snapshot from control's Redis key, evaluates each request with cedar-wasm
+ * workspace's published snapshot from control's Redis key (verified as above), evaluates each request with cedar-wasm
  * against its policy (the default policy while none is published) and the snapshot's entities,
  * and XADDs one receipt revision per request to `{prefix}:receipts` with `decision` and
  * `envelope.authorization` (the request, the decision, `policy_revision_id`, the determining
@@ -49,6 +54,15 @@ import type { RedisClientType } from 'redis';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
 import { splitPolicies } from 'src/modules/policy/policy-source';
 import { verifyServiceToken } from 'test/support/service-token';
+import { Jwks } from 'src/common/signing/jws';
+import { verifySnapshot } from 'src/modules/publication/snapshot-integrity';
+
+/** Where the emulator reads snapshots: control's Redis and prefix, and control's public keys. */
+export interface SnapshotSource {
+  redis: RedisClientType;
+  prefix: string;
+  jwks: Jwks;
+}
 
 /** One authorization request as the gateway builds it: entity uids are `{type, id}`; `entities` exclude the workspace entity. */
 export interface DecisionRequest {
@@ -231,10 +245,23 @@ export class GatewayEmulator {
     }
   }
 
-  async emitDecisions(target: { redis: RedisClientType; prefix: string }, workspaceId: string, requests: DecisionRequest[], occurredAt = new Date()): Promise<EmittedDecision[]> {
-    const raw = await target.redis.get(`${target.prefix}:snapshot:${workspaceId}`);
+  /** The workspace's published snapshot, verified with the JWKS; throws `snapshot refused: <reason>` when it does not verify. */
+  async readSnapshot(source: SnapshotSource, workspaceId: string): Promise<Record<string, unknown>> {
+    const raw = await source.redis.get(`${source.prefix}:snapshot:${workspaceId}`);
     if (raw === null) throw new Error(`no published snapshot for ${workspaceId}`);
-    const snapshot = JSON.parse(raw) as { env: string; policy: { revision_id: string; cedar_text: string; entities: unknown[] } | null };
+    let snapshot: unknown;
+    try {
+      snapshot = JSON.parse(raw);
+    } catch {
+      throw new Error('snapshot refused: not JSON');
+    }
+    const check = verifySnapshot(snapshot, source.jwks);
+    if (!check.ok) throw new Error(`snapshot refused: ${check.reason}`);
+    return snapshot as Record<string, unknown>;
+  }
+
+  async emitDecisions(target: SnapshotSource, workspaceId: string, requests: DecisionRequest[], occurredAt = new Date()): Promise<EmittedDecision[]> {
+    const snapshot = (await this.readSnapshot(target, workspaceId)) as unknown as { env: string; policy: { revision_id: string; cedar_text: string; entities: unknown[] } | null };
     const source = snapshot.policy?.cedar_text ?? DEFAULT_POLICY;
     const shared = snapshot.policy?.entities ?? [{ uid: { type: 'Gateway::Workspace', id: workspaceId }, attrs: { env: snapshot.env }, parents: [] }];
     const ids = new Map(splitPolicies(source).map((p) => [p.cedarId, p.id]));

@@ -41,6 +41,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{ws}/publication": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Access: action `workspace.read`. */
+        get: operations["PublicationController_rollout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/publication/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Access: action `workspace.read`. */
+        get: operations["PublicationController_versions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/publication/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The kept document of a version, each sealed envelope shown as `sealed:sha256:<hex>` of it.
+         * @description Access: action `workspace.read`.
+         */
+        get: operations["PublicationController_version"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/publication/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Access: action `workspace.read`. */
+        get: operations["PublicationController_diff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -2780,6 +2851,27 @@ export interface components {
             revisions: components["schemas"]["Revision"][];
             capabilities: components["schemas"]["Capabilities"];
         };
+        Rollout: {
+            workspace_id: string;
+            snapshot_version: number;
+            published_version: number;
+            digest: null | string;
+            /** Format: date-time */
+            published_at: string | null;
+            instances: components["schemas"]["RolloutInstance"][];
+            converged: boolean;
+            /** Format: date-time */
+            converged_at: string | null;
+        };
+        RolloutInstance: {
+            instance_id: string;
+            version: number;
+            digest: string;
+            /** Format: date-time */
+            applied_at: string;
+            /** @enum {unknown} */
+            state: "current" | "behind" | "stale";
+        };
         RouteDecisions: {
             decisions: {
                 receipt_id: string;
@@ -3022,6 +3114,87 @@ export interface components {
             freshness_at: string | null;
             /** @enum {unknown} */
             completeness: "complete" | "gap_detected";
+            next_cursor: string | null;
+        };
+        VersionDiff: {
+            workspace_id: string;
+            from: {
+                version: number;
+                digest: string;
+            };
+            to: {
+                version: number;
+                digest: string;
+            };
+            sections: {
+                policy: {
+                    added: string[];
+                    removed: string[];
+                    changed: {
+                        id: string;
+                        fields: string[];
+                    }[];
+                };
+                approval_rules: {
+                    added: string[];
+                    removed: string[];
+                    changed: {
+                        id: string;
+                        fields: string[];
+                    }[];
+                };
+                connections: {
+                    added: string[];
+                    removed: string[];
+                    changed: {
+                        id: string;
+                        fields: string[];
+                    }[];
+                };
+                models: {
+                    added: string[];
+                    removed: string[];
+                    changed: {
+                        id: string;
+                        fields: string[];
+                    }[];
+                };
+                route_qualifiers: {
+                    added: string[];
+                    removed: string[];
+                    changed: {
+                        id: string;
+                        fields: string[];
+                    }[];
+                };
+                pricebook: {
+                    added: string[];
+                    removed: string[];
+                    changed: {
+                        id: string;
+                        fields: string[];
+                    }[];
+                };
+                webhook_subscriptions: {
+                    added: string[];
+                    removed: string[];
+                    changed: {
+                        id: string;
+                        fields: string[];
+                    }[];
+                };
+            };
+        };
+        VersionList: {
+            workspace_id: string;
+            versions: {
+                version: number;
+                digest: string;
+                size: number;
+                /** Format: date-time */
+                published_at: string;
+                cause: string | null;
+            }[];
             next_cursor: string | null;
         };
         Worker: {
@@ -3347,6 +3520,143 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityUnconfigured"];
+        };
+    };
+    PublicationController_rollout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rollout"];
+                };
+            };
+            401: components["responses"]["SessionRejected"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityUnconfigured"];
+        };
+    };
+    PublicationController_versions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionList"];
+                };
+            };
+            401: components["responses"]["SessionRejected"];
+            404: components["responses"]["NotFound"];
+            /** @description Validation failure; `invalid cursor` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityUnconfigured"];
+        };
+    };
+    PublicationController_version: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                version: string;
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, unknown>;
+                };
+            };
+            401: components["responses"]["SessionRejected"];
+            /** @description Workspace not found (also for a non-member); `snapshot version not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityUnconfigured"];
+        };
+    };
+    PublicationController_diff: {
+        parameters: {
+            query: {
+                from: number;
+                to: number;
+            };
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionDiff"];
+                };
+            };
+            401: components["responses"]["SessionRejected"];
+            /** @description Workspace not found (also for a non-member); `snapshot version not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
             503: components["responses"]["IdentityUnconfigured"];
         };
@@ -4458,9 +4768,9 @@ export interface operations {
     WorkersController_list: {
         parameters: {
             query?: {
-                lifecycle?: string;
                 limit?: number;
                 cursor?: string;
+                lifecycle?: string;
             };
             header?: never;
             path: {

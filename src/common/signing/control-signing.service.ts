@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { generateKeyPairSync, hkdfSync, KeyObject } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { useCursorKeys } from 'src/common/pagination/cursor';
-import { Ed25519Jwk, ed25519PrivateKey, Jwks, JwsCheck, publicJwk, signCompactJws, verifyCompactJws } from 'src/common/signing/jws';
+import { Ed25519Jwk, ed25519PrivateKey, Jwks, JwsCheck, publicJwk, signCompactJws, signDetachedJws, verifyCompactJws } from 'src/common/signing/jws';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 
 /** HKDF `info` of the list cursors' HMAC key (docs/decisions.md, Cursors). */
@@ -17,7 +17,7 @@ interface SigningKey {
  * Control's Ed25519 signing key: `CONTROL_SIGNING_KEY` signs, `CONTROL_SIGNING_KEY_PREVIOUS` still
  * verifies during a rotation. Unset outside production (config refuses it in production), a key is
  * generated at first start and kept in `control_signing_keys`; every replica then reads the same
- * (the oldest) one. Audit checkpoints sign with it; later capabilities (snapshot integrity) reuse this one service,
+ * (the oldest) one. Audit checkpoints sign with it, snapshots carry a detached JWS of their digest,
  * and the list cursors' HMAC key is derived from it.
  */
 @Injectable()
@@ -68,6 +68,12 @@ export class ControlSigning implements OnModuleInit {
   sign(payload: unknown): string {
     const [current] = this.keys;
     return signCompactJws(current.key, current.jwk.kid, payload);
+  }
+
+  /** A detached compact JWS (RFC 7515 appendix F, EdDSA) over the string `payload`, with the current key's `kid`. */
+  signDetached(payload: string): { kid: string; signature: string } {
+    const [current] = this.keys;
+    return { kid: current.jwk.kid, signature: signDetachedJws(current.key, current.jwk.kid, payload) };
   }
 
   /** Checks a compact JWS against the current and previous keys. */

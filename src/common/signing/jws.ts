@@ -1,4 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, KeyObject, sign, verify } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { canonicalJson } from 'src/common/crypto/crypto';
 
 /** A public Ed25519 key as a JWK (RFC 8037), `kid` its RFC 7638 thumbprint. */
@@ -40,19 +41,60 @@ export function signCompactJws(key: KeyObject, kid: string, payload: unknown): s
 
 export type JwsCheck = { ok: true; kid: string; payload: unknown } | { ok: false };
 
+/** The `kid` of the key of `jwks` under which `signature` signs `protectedHeader.payloadPart`, or null. */
+function verifiedKid(protectedHeader: string, payloadPart: string, signature: string, jwks: Jwks): string | null {
+  const header = JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as { alg?: unknown; kid?: unknown };
+  if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') return null;
+  const jwk = jwks.keys.find((k) => k.kid === header.kid && k.kty === 'OKP' && k.crv === 'Ed25519');
+  if (!jwk) return null;
+  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });
+  return verify(null, Buffer.from(`${protectedHeader}.${payloadPart}`), key, Buffer.from(signature, 'base64url')) ? header.kid : null;
+}
+
 /** Checks a compact EdDSA JWS against the keys of a JWKS, by `kid`; the payload parsed when it holds. */
 export function verifyCompactJws(jws: string, jwks: Jwks): JwsCheck {
   const parts = jws.split('.');
   if (parts.length !== 3) return { ok: false };
   try {
-    const header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8')) as { alg?: unknown; kid?: unknown };
-    if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') return { ok: false };
-    const jwk = jwks.keys.find((k) => k.kid === header.kid && k.kty === 'OKP' && k.crv === 'Ed25519');
-    if (!jwk) return { ok: false };
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });
-    if (!verify(null, Buffer.from(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2], 'base64url'))) return { ok: false };
-    return { ok: true, kid: header.kid, payload: JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) };
+    const kid = verifiedKid(parts[0], parts[1], parts[2], jwks);
+    if (kid === null) return { ok: false };
+    return { ok: true, kid, payload: JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) };
   } catch {
     return { ok: false };
   }
+}
+
+/**
+ * Detached compact JWS (RFC 7515 appendix F), EdDSA, header `{alg, kid}`: the signature covers
+ * `header.base64url(payload)` but the payload part is left empty (`header..signature`); the
+ * verifier supplies the payload it holds.
+ */
+export function signDetachedJws(key: KeyObject, kid: string, payload: string): string {
+  const header = b64url(JSON.stringify({ alg: 'EdDSA', kid }));
+  return `${header}..${b64url(sign(null, Buffer.from(`${header}.${b64url(payload)}`), key))}`;
+}
+
+/** Checks a detached compact JWS over `payload` against the keys of a JWKS, by `kid`. */
+export function verifyDetachedJws(jws: string, payload: string, jwks: Jwks): { ok: true; kid: string } | { ok: false } {
+  const parts = jws.split('.');
+  if (parts.length !== 3 || parts[1] !== '') return { ok: false };
+  try {
+    const kid = verifiedKid(parts[0], b64url(payload), parts[2], jwks);
+    return kid === null ? { ok: false } : { ok: true, kid };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** A JWKS from a file or an http(s) URL (the offline verifiers' `--keys`). */
+export async function loadKeys(source: string): Promise<Jwks> {
+  const text = /^https?:\/\//.test(source)
+    ? await fetch(source, { signal: AbortSignal.timeout(10_000) }).then(async (res) => {
+        if (!res.ok) throw new Error(`keys not available: ${source} answered ${res.status}`);
+        return res.text();
+      })
+    : await readFile(source, 'utf8');
+  const jwks = JSON.parse(text) as Partial<Jwks>;
+  if (!Array.isArray(jwks.keys)) throw new Error(`not a JWKS: ${source}`);
+  return jwks as Jwks;
 }

@@ -147,7 +147,7 @@ export class ApprovalPoliciesService implements OnModuleInit {
 
   /** Stages the snapshot (the active rule set changed), writes the audit row and answers the policy. */
   private async finish(tx: Tx, ws: WorkspaceContext, policyId: string, action: AuditAction) {
-    const snapshotVersion = await this.publications.stage(tx, ws.id);
+    const snapshotVersion = await this.publications.stage(tx, ws.id, action);
     const row = await tx.manager.findOneByOrFail(ApprovalPolicy, { workspaceId: ws.id, id: policyId });
     await this.audit.record(tx, {
       workspaceId: ws.id,

@@ -1,5 +1,4 @@
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { Jwks } from 'src/common/signing/jws';
 import { ChainVerifier, ExportedRow, VerifySummary } from 'src/modules/audit/audit-verifier';
@@ -34,17 +33,4 @@ export async function verifyExportFile(path: string, keys: Jwks): Promise<Verify
     if (!('checkpoint' in value)) verifier.row(value as unknown as ExportedRow);
   }
   return verifier.finish();
-}
-
-/** A JWKS from a file or an http(s) URL. */
-export async function loadKeys(source: string): Promise<Jwks> {
-  const text = /^https?:\/\//.test(source)
-    ? await fetch(source, { signal: AbortSignal.timeout(10_000) }).then(async (res) => {
-        if (!res.ok) throw new Error(`keys not available: ${source} answered ${res.status}`);
-        return res.text();
-      })
-    : await readFile(source, 'utf8');
-  const jwks = JSON.parse(text) as Partial<Jwks>;
-  if (!Array.isArray(jwks.keys)) throw new Error(`not a JWKS: ${source}`);
-  return jwks as Jwks;
 }

@@ -141,7 +141,7 @@ export class ConnectionsService {
       const row = await this.lockRow(tx, ws.id, id, ['tool']);
       await this.record(tx, ws, 'connection.start', row);
       const prepared = await this.prepareNext(tx, ws, row);
-      await this.publications.stage(tx, ws.id);
+      await this.publications.stage(tx, ws.id, 'connection.start');
       return { id, prepared };
     });
     return this.envelope(ctx, id, prepared);
@@ -195,7 +195,7 @@ export class ConnectionsService {
         return { kind: 'none' } as const;
       }
       const prepared = await this.prepareNext(tx, ws, row);
-      await this.publications.stage(tx, ws.id);
+      await this.publications.stage(tx, ws.id, 'connection.reconnect');
       return prepared;
     });
     return this.envelope(ctx, connectionId, prepared);
@@ -208,7 +208,7 @@ export class ConnectionsService {
       await tx.manager.query(`UPDATE connections SET status = 'disabled', updated_at = clock_timestamp() WHERE id = $1 AND workspace_id = $2`, [row.id, ws.id]);
       await this.dropHandshakes(tx, row.id);
       await this.record(tx, ws, 'connection.disable', { ...row, status: 'disabled' });
-      await this.publications.stage(tx, ws.id);
+      await this.publications.stage(tx, ws.id, 'connection.disable');
     });
     return this.projection(ctx, connectionId);
   }
@@ -227,7 +227,7 @@ export class ConnectionsService {
       await this.dropHandshakes(tx, row.id);
       // The cleared last4 moves into the audit detail: the only trace of which credential was destroyed.
       await this.record(tx, ws, 'connection.credential.purge', { ...row, status: 'disabled' }, { last4: row.last4 });
-      await this.publications.stage(tx, ws.id);
+      await this.publications.stage(tx, ws.id, 'connection.credential.purge');
     });
     return this.projection(ctx, connectionId);
   }
@@ -240,7 +240,7 @@ export class ConnectionsService {
       }
       await tx.manager.query(`DELETE FROM connections WHERE id = $1 AND workspace_id = $2`, [row.id, ws.id]);
       await this.record(tx, ws, 'connection.discard', row);
-      await this.publications.stage(tx, ws.id);
+      await this.publications.stage(tx, ws.id, 'connection.discard');
     });
   }
 
@@ -264,7 +264,7 @@ export class ConnectionsService {
         [id, ws.id, body.provider, JSON.stringify(profile), sha256Tagged(canonicalJson(profile)), ws.operator.userId],
       );
       await this.record(tx, ws, 'catalog.provider.register', await this.lockRow(tx, ws.id, id, ['catalog_provider']));
-      await this.publications.stage(tx, ws.id);
+      await this.publications.stage(tx, ws.id, 'catalog.provider.register');
       return id;
     });
     await this.access.mutate(ctx, async (tx, ws) => {
@@ -401,7 +401,7 @@ export class ConnectionsService {
       [row.id, ws.id, sealed.envelope, sealed.key_id, sealed.last4],
     );
     await this.record(tx, ws, 'connection.credential.store', { ...row, status: 'active' }, { last4: sealed.last4 });
-    await this.publications.stage(tx, ws.id);
+    await this.publications.stage(tx, ws.id, 'connection.credential.store');
   }
 
   /** The handshake the operator needs next: an OAuth state row, a catalog session, or a key form. */

@@ -102,7 +102,7 @@ export class OAuthService {
           [row.id, ws.id, grant.envelope, grant.refresh_envelope, grant.expires_at, grant.last4],
         );
         await this.connections.record(tx, ws, 'connection.credential.store', { ...row, status: 'active' }, { last4: grant.last4 ?? undefined });
-        await this.publications.stage(tx, ws.id);
+        await this.publications.stage(tx, ws.id, 'connection.credential.store');
       });
     } catch (error) {
       // Authority lost while the code was exchanged (membership, role, freeze, connection state).

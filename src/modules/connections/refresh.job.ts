@@ -147,7 +147,7 @@ export class RefreshJob {
          WHERE id = $1 AND workspace_id = $2 AND credential_revision = $3 AND status = 'active'`,
         [row.id, row.workspace_id, row.credential_revision, grant.envelope, grant.refresh_envelope, grant.expires_at],
       );
-      if (updated > 0) await this.publications.stage(tx, row.workspace_id);
+      if (updated > 0) await this.publications.stage(tx, row.workspace_id, 'connection.credential.refresh');
       return updated > 0;
     });
   }
@@ -160,7 +160,7 @@ export class RefreshJob {
          WHERE id = $1 AND workspace_id = $2 AND credential_revision = $3 AND status = 'active'`,
         [row.id, row.workspace_id, row.credential_revision, PERMANENT_REFUSAL],
       );
-      if (updated > 0) await this.publications.stage(tx, row.workspace_id);
+      if (updated > 0) await this.publications.stage(tx, row.workspace_id, 'connection.credential.refresh_refused');
     });
     this.logger.warn({ msg: 'credential refresh refused; re-authorization required', workspace_id: row.workspace_id, connection_id: row.id });
   }

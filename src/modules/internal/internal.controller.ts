@@ -1,8 +1,13 @@
-import { Controller, Get, Header, Param } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { Internal } from 'src/common/access/decorators';
 import { Answers, Returns } from 'src/common/http/documented';
-import { ApiError } from 'src/common/http/errors';
+import { ApiError, bodyError } from 'src/common/http/errors';
 import { ChecksOwnFormat } from 'src/common/http/input-text.guard';
+import { parseRfc3339 } from 'src/common/time/time';
+import { SnapshotAppliedDto } from 'src/modules/publication/dto/publication.dto';
+import { ROLLOUT_INSTANCE_SCHEMA } from 'src/modules/publication/publication.responses';
+import { SnapshotHistoryService } from 'src/modules/publication/snapshot-history.service';
 import { SNAPSHOT_SCHEMA } from 'src/modules/internal/internal.responses';
 import { KEY_CONTEXT_SCHEMA } from 'src/modules/keys/keys.responses';
 import { KeysService } from 'src/modules/keys/keys.service';
@@ -11,12 +16,21 @@ import { SnapshotUnavailableError } from 'src/modules/publication/snapshot.regis
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
+/** Whether an `If-None-Match` header names the entity tag `etag` (or is `*`); weak tags compare equal. */
+function matchesEtag(header: string | string[] | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const tags = (Array.isArray(header) ? header.join(',') : header).split(',').map((t) => t.trim().replace(/^W\//, ''));
+  return tags.includes('*') || tags.includes(etag);
+}
+
 /** Reads for the gateway (service JWT only, CONTRACT.md 4.1 and 4.2). */
 @Controller('internal/v1')
 export class InternalController {
   constructor(
     private readonly keys: KeysService,
     private readonly publications: PublicationService,
+    private readonly history: SnapshotHistoryService,
+    private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   /** The key context, served as stored JSON text (no re-serialization on the hot path). */
@@ -34,21 +48,56 @@ export class InternalController {
     return context;
   }
 
-  /** The snapshot recompiled from committed state; 503 `snapshot_unavailable` when a part cannot be built. */
+  /**
+   * The current signed snapshot (CONTRACT.md 4.5): the hot path's document when it holds the
+   * current version, else the kept or a newly built one. `ETag: "<digest>"`; an `If-None-Match`
+   * naming the kept digest of the current version answers 304 without a body, from PostgreSQL alone.
+   */
   @Get('workspaces/:workspaceId/snapshot')
   @Returns(SNAPSHOT_SCHEMA)
+  @Answers(304, 'Not Modified: `If-None-Match` names the current digest', null)
   @Answers(404, '`workspace not found`')
   @Answers(503, '`snapshot_unavailable`: a part cannot be built from committed state; the gateway keeps its pinned snapshot')
   @Internal()
-  async snapshot(@Param('workspaceId') workspaceId: string) {
-    let snapshot: Record<string, unknown> | null;
+  async snapshot(@Param('workspaceId') workspaceId: string, @Req() req: { headers: Record<string, string | string[] | undefined> }, @Res({ passthrough: true }) res: unknown) {
+    const adapter = this.adapterHost.httpAdapter;
+    // A poll with the current digest costs one indexed read: no Redis read, no build.
+    const known = await this.publications.currentDigest(workspaceId);
+    if (known === undefined) throw new ApiError(404, 'workspace not found');
+    if (known !== null && matchesEtag(req.headers['if-none-match'], `"${known}"`)) {
+      adapter.setHeader(res, 'ETag', `"${known}"`);
+      adapter.status(res, 304);
+      return undefined;
+    }
+    let snapshot;
     try {
-      snapshot = await this.publications.build(workspaceId);
+      snapshot = await this.publications.current(workspaceId);
     } catch (error) {
       if (error instanceof SnapshotUnavailableError) throw new ApiError(503, 'snapshot_unavailable');
       throw error;
     }
     if (!snapshot) throw new ApiError(404, 'workspace not found');
-    return snapshot;
+    const etag = `"${snapshot.digest}"`;
+    adapter.setHeader(res, 'ETag', etag);
+    if (matchesEtag(req.headers['if-none-match'], etag)) {
+      adapter.status(res, 304);
+      return undefined;
+    }
+    adapter.setHeader(res, 'Content-Type', 'application/json; charset=utf-8');
+    return snapshot.json;
+  }
+
+  /** What a gateway instance applied (idempotent); feeds the rollout view. */
+  @Post('workspaces/:workspaceId/snapshot/applied')
+  @HttpCode(200)
+  @Returns(ROLLOUT_INSTANCE_SCHEMA)
+  @Answers(404, '`workspace not found`')
+  @Answers(409, '`version N is above the published version M`, `digest is not the digest of snapshot version N`')
+  @Answers(422, '`applied_at must be an RFC 3339 timestamp`', 'ValidationError')
+  @Internal()
+  applied(@Param('workspaceId') workspaceId: string, @Body() body: SnapshotAppliedDto) {
+    const appliedAt = parseRfc3339(body.applied_at);
+    if (!appliedAt) throw bodyError(['applied_at'], 'applied_at must be an RFC 3339 timestamp');
+    return this.history.applied(workspaceId, { instance_id: body.instance_id, version: body.version, digest: body.digest, applied_at: appliedAt });
   }
 }

@@ -88,7 +88,7 @@ export class ModelProvidersService implements OnModuleInit {
           createdBy: ws.operator.userId,
         });
         await this.record(tx, ws, 'model_connection.start', row);
-        await this.publications.stage(tx, ws.id);
+        await this.publications.stage(tx, ws.id, 'model_connection.start');
         return row;
       });
     } catch (error) {
@@ -113,7 +113,7 @@ export class ModelProvidersService implements OnModuleInit {
       if (row.status !== 'pending' || row.credential_revision !== pending.credential_revision) return row;
       const active = await this.connections.activate(tx, ws.id, row.id, { ...sealed, scheme: provider.auth_scheme });
       await this.record(tx, ws, 'model_connection.credential.store', active);
-      await this.publications.stage(tx, ws.id);
+      await this.publications.stage(tx, ws.id, 'model_connection.credential.store');
       return active;
     });
     return this.envelope(stored, await this.publications.versions(ctx.id));
@@ -126,7 +126,7 @@ export class ModelProvidersService implements OnModuleInit {
       if (current.status === 'disabled') return current;
       const disabled = await this.connections.disable(tx, ws.id, connectionId);
       await this.record(tx, ws, 'model_connection.disable', disabled);
-      await this.publications.stage(tx, ws.id);
+      await this.publications.stage(tx, ws.id, 'model_connection.disable');
       return disabled;
     });
     return toModelConnectionDocument(row, publicationOf(await this.publications.versions(ctx.id)));

@@ -67,7 +67,7 @@ export class PricingService implements OnModuleInit {
       if (current) await pricebooks.update(key, { revision: current.revision + 1, prices, updatedBy: ws.operator.userId, updatedAt: () => 'clock_timestamp()' });
       else await pricebooks.insert({ ...key, revision: 1, prices, updatedBy: ws.operator.userId });
       const saved = await pricebooks.findOneByOrFail(key);
-      const version = await this.publications.stage(tx, ws.id);
+      const version = await this.publications.stage(tx, ws.id, 'pricing.replace');
       await this.audit.record(tx, {
         workspaceId: ws.id,
         actor: ws.operator,

@@ -31,6 +31,10 @@ export default async () => {
                 [import("../audit/dto/audit-query.dto"), {
                         "AuditQueryDto": { action: { required: false, type: () => String, minLength: 1, maxLength: 64 }, user_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, target: { required: false, type: () => String, minLength: 1, maxLength: 128 } }
                     }],
+                [import("../publication/dto/publication.dto"), {
+                        "SnapshotAppliedDto": { instance_id: { required: true, type: () => String, description: "1-128 printable ASCII characters.", pattern: "^[\\x20-\\x7e]{1,128}$" }, version: { required: true, type: () => Number, minimum: 1 }, digest: { required: true, type: () => String, pattern: "^sha256:[0-9a-f]{64}$" }, applied_at: { required: true, type: () => String, description: "RFC 3339; parsed by the controller.", maxLength: 64 } },
+                        "SnapshotDiffQuery": { from: { required: true, type: () => Number, minimum: 1 }, to: { required: true, type: () => Number, minimum: 1 } }
+                    }],
                 [import("../workspaces/dto/workspace.dto"), {
                         "CreateWorkspaceDto": { org_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, slug: { required: true, type: () => String, minLength: 1, maxLength: 128 }, env: { required: false, type: () => Object, description: "Checked by the service: a bad `env` is a 400, not a 422." } },
                         "ListWorkspacesQuery": { org_id: { required: false, type: () => String, maxLength: 64 } },
@@ -123,6 +127,14 @@ export default async () => {
                             "export": { summary: "The chained trail as NDJSON, streamed with the client's backpressure (docs/audit.md, \"Export\")." }
                         }
                     }],
+                [import("../publication/publication.controller"), {
+                        "PublicationController": {
+                            "rollout": {},
+                            "versions": {},
+                            "version": { summary: "The kept document of a version, each sealed envelope shown as `sealed:sha256:<hex>` of it.", type: Object },
+                            "diff": {}
+                        }
+                    }],
                 [import("../workspaces/workspaces.controller"), {
                         "WorkspacesController": {
                             "me": {},
@@ -194,7 +206,8 @@ export default async () => {
                 [import("../internal/internal.controller"), {
                         "InternalController": {
                             "key": { summary: "The key context, served as stored JSON text (no re-serialization on the hot path).", type: String },
-                            "snapshot": { summary: "The snapshot recompiled from committed state; 503 `snapshot_unavailable` when a part cannot be built.", type: Object }
+                            "snapshot": { summary: "The current signed snapshot (CONTRACT.md 4.5): the hot path's document when it holds the\ncurrent version, else the kept or a newly built one. `ETag: \"<digest>\"`; an `If-None-Match`\nnaming the kept digest of the current version answers 304 without a body, from PostgreSQL alone.", type: String },
+                            "applied": { summary: "What a gateway instance applied (idempotent); feeds the rollout view." }
                         }
                     }],
                 [import("../keys/keys.controller"), {

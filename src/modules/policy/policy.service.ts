@@ -162,7 +162,7 @@ export class PolicyService implements OnModuleInit {
       });
       const revision = await revisions.findOneOrFail({ select: { publishedAt: true }, where: { workspaceId: ws.id, id: revisionId } });
       await tx.manager.update(Policy, { workspaceId: ws.id }, { currentRevisionId: revisionId });
-      const version = await this.publications.stage(tx, ws.id);
+      const version = await this.publications.stage(tx, ws.id, 'policy.publish');
       await this.audit.record(tx, {
         workspaceId: ws.id,
         actor: ws.operator,

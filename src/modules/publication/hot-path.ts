@@ -5,7 +5,7 @@ import { REDIS, redisDeadline } from 'src/database/redis.module';
 
 /**
  * Writes the snapshot (ARGV[1], version ARGV[2]) unless the stored one already has this or a newer
- * version, then announces `ws:version` (ARGV[4]) on channel ARGV[3]. One key, so it is safe on a
+ * version, then announces `ws:version:digest` (ARGV[4]) on channel ARGV[3]. One key, so it is safe on a
  * Redis Cluster.
  */
 const WRITE_SNAPSHOT = `
@@ -83,13 +83,13 @@ export class HotPath {
   }
 
   /** Stores the snapshot unless the hot path already holds this version or a newer one, and announces it. */
-  async writeSnapshot(workspaceId: string, version: number, json: string): Promise<void> {
+  async writeSnapshot(workspaceId: string, version: number, json: string, digest: string): Promise<void> {
     const name = this.snapshotName(workspaceId);
     if (!this.redis) {
       const current = this.memory.get(name);
       if (!current || (JSON.parse(current.value) as { version: number }).version < version) this.memory.set(name, { value: json, expiresAt: null });
       return;
     }
-    await redisDeadline(this.redis.eval(WRITE_SNAPSHOT, { keys: [name], arguments: [json, String(version), this.snapshotChannel(), `${workspaceId}:${version}`] }));
+    await redisDeadline(this.redis.eval(WRITE_SNAPSHOT, { keys: [name], arguments: [json, String(version), this.snapshotChannel(), `${workspaceId}:${version}:${digest}`] }));
   }
 }

@@ -4,6 +4,7 @@ import { PublicationService } from 'src/modules/publication/publication.service'
 import { errorFields } from 'src/common/logging/error-fields';
 
 export const RECONCILE_INTERVAL_MS = 2000;
+export const PRUNE_INTERVAL_MS = 60_000;
 
 /**
  * Retries pending publications until they settle. Safe on any number of replicas: a publish is
@@ -26,6 +27,16 @@ export class PublicationJob {
       this.logger.warn({ msg: 'reconciliation pass failed', ...errorFields(error) });
     } finally {
       this.running = false;
+    }
+  }
+
+  /** Snapshot history retention, one bounded step a minute (each step deletes at most 500 versions). */
+  @Interval(PRUNE_INTERVAL_MS)
+  async prune(): Promise<void> {
+    try {
+      await this.publications.prune();
+    } catch (error) {
+      this.logger.warn({ msg: 'snapshot history retention step failed', ...errorFields(error) });
     }
   }
 }

@@ -1,11 +1,19 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { SnapshotContent } from 'src/modules/publication/entities/snapshot-content.entity';
+import { SnapshotInstance } from 'src/modules/publication/entities/snapshot-instance.entity';
+import { SnapshotVersion } from 'src/modules/publication/entities/snapshot-version.entity';
 import { HotPath } from 'src/modules/publication/hot-path';
+import { PublicationController } from 'src/modules/publication/publication.controller';
 import { PublicationJob } from 'src/modules/publication/publication.job';
 import { PublicationService } from 'src/modules/publication/publication.service';
+import { SnapshotHistoryService } from 'src/modules/publication/snapshot-history.service';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 
 @Module({
-  providers: [HotPath, SnapshotRegistry, PublicationService, PublicationJob],
-  exports: [HotPath, SnapshotRegistry, PublicationService],
+  imports: [TypeOrmModule.forFeature([SnapshotContent, SnapshotVersion, SnapshotInstance])],
+  controllers: [PublicationController],
+  providers: [HotPath, SnapshotRegistry, PublicationService, PublicationJob, SnapshotHistoryService],
+  exports: [HotPath, SnapshotRegistry, PublicationService, SnapshotHistoryService],
 })
 export class PublicationModule {}

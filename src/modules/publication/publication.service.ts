@@ -9,6 +9,9 @@ import { MetricsService } from 'src/common/metrics/metrics.service';
 import { ApiError } from 'src/common/http/errors';
 import { settleAll } from 'src/database/settle-all';
 import { errorFields } from 'src/common/logging/error-fields';
+import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
+import { ControlSigning } from 'src/common/signing/control-signing.service';
+import { snapshotDigest } from 'src/modules/publication/snapshot-integrity';
 
 export interface Publication {
   state: 'published' | 'pending';
@@ -38,6 +41,27 @@ export interface PublicationVersions {
   published_version: number;
 }
 
+/** A signed snapshot as served and stored: its JSON text, version and digest. */
+export interface SignedSnapshot {
+  json: string;
+  version: number;
+  digest: string;
+}
+
+/** Retention of the version history: the newest `RETAIN_VERSIONS` of a workspace, and every version younger than `RETAIN_DAYS`. */
+export const RETAIN_VERSIONS = 100;
+export const RETAIN_DAYS = 30;
+
+interface StoredVersionRow {
+  version: number;
+  env: Env;
+  generated_at: Date;
+  digest: string;
+  kid: string;
+  signature: string;
+  body: string;
+}
+
 interface WorkspaceVersionRow {
   id: string;
   env: Env;
@@ -59,6 +83,7 @@ export class PublicationService {
     private readonly dataSource: DataSource,
     private readonly registry: SnapshotRegistry,
     private readonly hotPath: HotPath,
+    private readonly signing: ControlSigning,
     metrics: MetricsService,
   ) {
     metrics.gauge('control_publications_pending', 'Workspaces whose staged snapshot the hot path does not hold yet', async () => {
@@ -76,11 +101,25 @@ export class PublicationService {
     return requirePublicationState(row);
   }
 
-  /** Stages the next snapshot in `tx` and publishes it after commit; returns the staged version. */
-  async stage(tx: Tx, workspaceId: string): Promise<number> {
+  /**
+   * Stages the next snapshot in `tx` and publishes it after commit; returns the staged version.
+   * `cause` is the audit action of the change (`policy.publish`, `key.revoke`), kept in the history.
+   */
+  async stage(tx: Tx, workspaceId: string, cause: string): Promise<number> {
     const [[row]] = await tx.manager.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1 RETURNING snapshot_version`, [workspaceId]);
+    await this.recordCause(tx, workspaceId, row.snapshot_version as number, cause);
     tx.afterCommit(() => this.publish(workspaceId));
     return row.snapshot_version as number;
+  }
+
+  /** The version-1 intent of a workspace inserted in `tx` (`workspace.create`), published after commit. */
+  async stageFirst(tx: Tx, workspaceId: string): Promise<void> {
+    await this.recordCause(tx, workspaceId, 1, 'workspace.create');
+    tx.afterCommit(() => this.publish(workspaceId));
+  }
+
+  private async recordCause(tx: Tx, workspaceId: string, version: number, cause: string): Promise<void> {
+    await tx.manager.query(`INSERT INTO snapshot_versions (workspace_id, version, cause) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [workspaceId, version, cause]);
   }
 
   /** The snapshot of the committed state, built in one consistent read. Null for a missing workspace. */
@@ -101,19 +140,127 @@ export class PublicationService {
     });
   }
 
+  /**
+   * The signed document of the workspace's current version: built from committed state and kept in
+   * the history, unless that version already has one (the first document of a version is its only
+   * one, so every replica and the snapshot route serve the same digest). Null for a missing workspace.
+   */
+  async document(workspaceId: string): Promise<SignedSnapshot | null> {
+    const snapshot = await this.build(workspaceId);
+    if (!snapshot) return null;
+    const version = snapshot.version as number;
+    const { schema_version: _s, workspace_id: _w, env, version: _v, generated_at: generatedAt, ...sections } = snapshot;
+    const body = canonicalJson(sections);
+    const contentHash = sha256Tagged(body);
+    const digest = snapshotDigest(snapshot);
+    const integrity = { digest, ...this.signing.signDetached(digest) };
+    const json = JSON.stringify({ ...snapshot, integrity });
+    const recorded = await this.dataSource.transaction(async (manager) => {
+      await manager.query(`INSERT INTO snapshot_contents (workspace_id, content_hash, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [workspaceId, contentHash, body]);
+      const rows: unknown[] = await manager.query(
+        `INSERT INTO snapshot_versions (workspace_id, version, env, generated_at, content_hash, digest, kid, signature, size) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (workspace_id, version) DO UPDATE SET env = EXCLUDED.env, generated_at = EXCLUDED.generated_at, content_hash = EXCLUDED.content_hash,
+           digest = EXCLUDED.digest, kid = EXCLUDED.kid, signature = EXCLUDED.signature, size = EXCLUDED.size
+         WHERE snapshot_versions.digest IS NULL RETURNING version`,
+        [workspaceId, version, env, generatedAt, contentHash, digest, integrity.kid, integrity.signature, Buffer.byteLength(json)],
+      );
+      return rows.length > 0;
+    });
+    if (recorded) return { json, version, digest };
+    return this.stored(workspaceId, version);
+  }
+
+  /** The document kept for `version`, rebuilt from its header and its stored sections; null when none is kept. */
+  async stored(workspaceId: string, version: number): Promise<SignedSnapshot | null> {
+    const [row]: StoredVersionRow[] = await this.dataSource.query(
+      `SELECT v.version, v.env, v.generated_at, v.digest, v.kid, v.signature, c.body
+       FROM snapshot_versions v JOIN snapshot_contents c ON c.workspace_id = v.workspace_id AND c.content_hash = v.content_hash
+       WHERE v.workspace_id = $1 AND v.version = $2`,
+      [workspaceId, version],
+    );
+    if (!row) return null;
+    const snapshot = {
+      schema_version: 1,
+      workspace_id: workspaceId,
+      env: row.env,
+      version: row.version,
+      generated_at: formatTimeRequired(row.generated_at),
+      ...(JSON.parse(row.body) as Record<string, unknown>),
+      integrity: { digest: row.digest, kid: row.kid, signature: row.signature },
+    };
+    return { json: JSON.stringify(snapshot), version: row.version, digest: row.digest };
+  }
+
+  /**
+   * The digest of the workspace's current version when its document is already kept (null when
+   * not yet built); undefined for a missing workspace. One indexed read: what a 304 costs.
+   */
+  async currentDigest(workspaceId: string): Promise<string | null | undefined> {
+    const [row]: { digest: string | null }[] = await this.dataSource.query(
+      `SELECT v.digest FROM workspaces w LEFT JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.snapshot_version WHERE w.id = $1`,
+      [workspaceId],
+    );
+    return row ? row.digest : undefined;
+  }
+
+  /**
+   * What the snapshot route serves: the hot path's document when it holds the current version (no
+   * build), else the kept document of that version, else a new one. Null for a missing workspace.
+   */
+  async current(workspaceId: string): Promise<SignedSnapshot | null> {
+    const [ws]: { snapshot_version: number }[] = await this.dataSource.query(`SELECT snapshot_version FROM workspaces WHERE id = $1`, [workspaceId]);
+    if (!ws) return null;
+    const held = await this.hotPath.get(this.hotPath.snapshotName(workspaceId)).catch(() => null);
+    if (held !== null) {
+      try {
+        const parsed = JSON.parse(held) as { version?: unknown; integrity?: { digest?: unknown } };
+        if (parsed.version === ws.snapshot_version && typeof parsed.integrity?.digest === 'string') return { json: held, version: ws.snapshot_version, digest: parsed.integrity.digest };
+      } catch {
+        // Not JSON: serve from PostgreSQL.
+      }
+    }
+    return (await this.stored(workspaceId, ws.snapshot_version)) ?? this.document(workspaceId);
+  }
+
   /** Publishes the workspace's current snapshot; true when the hot path now holds it. */
   async publish(workspaceId: string): Promise<boolean> {
     try {
-      const snapshot = await this.build(workspaceId);
+      const snapshot = await this.document(workspaceId);
       if (!snapshot) return false;
-      const version = snapshot.version as number;
-      await this.hotPath.writeSnapshot(workspaceId, version, JSON.stringify(snapshot));
-      await this.dataSource.query(`UPDATE workspaces SET published_version = GREATEST(published_version, $2) WHERE id = $1`, [workspaceId, version]);
+      await this.hotPath.writeSnapshot(workspaceId, snapshot.version, snapshot.json, snapshot.digest);
+      await this.dataSource.query(`UPDATE workspaces SET published_version = GREATEST(published_version, $2) WHERE id = $1`, [workspaceId, snapshot.version]);
+      await this.dataSource.query(`UPDATE snapshot_versions SET published_at = now() WHERE workspace_id = $1 AND version = $2 AND published_at IS NULL`, [workspaceId, snapshot.version]);
       return true;
     } catch (error) {
       this.logger.warn({ msg: 'snapshot publication deferred', workspace_id: workspaceId, ...errorFields(error) });
       return false;
     }
+  }
+
+  /**
+   * One retention step (docs/rollout.md): deletes up to `limit` history rows that are neither among
+   * their workspace's newest RETAIN_VERSIONS nor younger than RETAIN_DAYS, never the published
+   * version, then the sections no kept version uses. Returns how many version rows went.
+   */
+  async prune(limit = 500): Promise<number> {
+    const [row]: { deleted: number }[] = await this.dataSource.query(
+      `WITH doomed AS (
+         SELECT v.workspace_id, v.version FROM snapshot_versions v JOIN workspaces w ON w.id = v.workspace_id
+         WHERE v.staged_at < now() - make_interval(days => $1) AND v.version < w.published_version
+           AND v.version <= (SELECT max(x.version) FROM snapshot_versions x WHERE x.workspace_id = v.workspace_id) - $2
+         LIMIT $3
+       ), gone AS (
+         DELETE FROM snapshot_versions v USING doomed d WHERE v.workspace_id = d.workspace_id AND v.version = d.version RETURNING v.workspace_id, v.content_hash
+       ), orphans AS (
+         DELETE FROM snapshot_contents c USING (SELECT DISTINCT workspace_id, content_hash FROM gone WHERE content_hash IS NOT NULL) g
+         WHERE c.workspace_id = g.workspace_id AND c.content_hash = g.content_hash
+           AND NOT EXISTS (SELECT 1 FROM snapshot_versions v WHERE v.workspace_id = c.workspace_id AND v.content_hash = c.content_hash
+                           AND (v.workspace_id, v.version) NOT IN (SELECT workspace_id, version FROM doomed))
+       )
+       SELECT count(*)::int AS deleted FROM gone`,
+      [RETAIN_DAYS, RETAIN_VERSIONS, limit],
+    );
+    return row.deleted;
   }
 
   /**

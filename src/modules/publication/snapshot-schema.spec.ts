@@ -8,7 +8,7 @@ import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/su
 import { GatewayEmulator } from 'test/support/gateway-emulator';
 
 const schema = JSON.parse(readFileSync('src/modules/publication/snapshot.schema.json', 'utf8'));
-const HEADER = ['schema_version', 'workspace_id', 'env', 'version', 'generated_at'];
+const HEADER = ['schema_version', 'workspace_id', 'env', 'version', 'generated_at', 'integrity'];
 
 /** Problems as `location: message` lines (empty when the value conforms). */
 function problems(value: unknown): string[] {

@@ -138,7 +138,7 @@ export class QualifiersService implements OnModuleInit {
         saved = { ...current, revision: current.revision + 1, ...values };
         await qualifiers.update(key, { revision: saved.revision, ...values, updatedAt: () => 'clock_timestamp()' });
       }
-      const staged = await this.publications.stage(tx, ws.id);
+      const staged = await this.publications.stage(tx, ws.id, 'route_qualifier.upsert');
       await this.audit.record(tx, {
         workspaceId: ws.id,
         actor: ws.operator,
@@ -160,7 +160,7 @@ export class QualifiersService implements OnModuleInit {
       if (!current) throw notFound('qualifier not found');
       if (expected !== undefined && current.revision !== expected) throw conflict(REVISION_CONFLICT);
       await qualifiers.delete(key);
-      const staged = await this.publications.stage(tx, ws.id);
+      const staged = await this.publications.stage(tx, ws.id, 'route_qualifier.delete');
       await this.audit.record(tx, {
         workspaceId: ws.id,
         actor: ws.operator,

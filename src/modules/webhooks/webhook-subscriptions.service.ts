@@ -75,7 +75,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
       if (existing) await subscriptions.update(key, { ...values, revision: existing.revision + 1, updatedAt: () => 'clock_timestamp()' });
       else await subscriptions.insert({ ...key, ...values, revision: 1 });
       const stored = await subscriptions.findOneByOrFail(key);
-      const version = await this.publications.stage(tx, ws.id);
+      const version = await this.publications.stage(tx, ws.id, 'webhook.configure');
       await this.audit.record(tx, {
         workspaceId: ws.id,
         actor: ws.operator,
@@ -107,7 +107,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
       await this.connection(tx.manager, ws.id, connectionId);
       const { affected } = await tx.manager.delete(WebhookSubscription, { workspaceId: ws.id, connectionId, id: subscriptionId });
       if (!affected) throw new ApiError(404, 'webhook subscription not found');
-      const version = await this.publications.stage(tx, ws.id);
+      const version = await this.publications.stage(tx, ws.id, 'webhook.delete');
       await this.audit.record(tx, {
         workspaceId: ws.id,
         actor: ws.operator,

@@ -206,7 +206,7 @@ export class WorkspacesService {
     }
     await tx.manager.insert(WorkspaceMember, { workspaceId: id, userId: operator.userId, role: 'owner' });
     await this.audit.record(tx, { workspaceId: id, actor: operator, action: 'workspace.create', target: id, detail: { env, snapshot_version: 1 } });
-    tx.afterCommit(() => this.publications.publish(id));
+    await this.publications.stageFirst(tx, id);
     return { id, org_id: orgId, slug, env, frozen: false, snapshot_version: 1 };
   }
 

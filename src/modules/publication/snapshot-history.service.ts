@@ -1,0 +1,219 @@
+import { Injectable } from '@nestjs/common';
+import { Histogram } from 'prom-client';
+import { DataSource } from 'typeorm';
+import { canonicalJson, sha256Hex } from 'src/common/crypto/crypto';
+import { ApiError, queryError } from 'src/common/http/errors';
+import { MetricsService } from 'src/common/metrics/metrics.service';
+import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
+import { formatTime, formatTimeRequired } from 'src/common/time/time';
+import { PublicationService } from 'src/modules/publication/publication.service';
+
+/** An instance that has not reported for this long is `stale` and left out of convergence. */
+export const STALE_AFTER_MS = 10 * 60 * 1000;
+const CURSOR = { version: 'int' } as const;
+
+/** The sections a diff compares, each with how its entries are keyed. */
+const DIFF_SECTIONS: Record<string, (value: unknown) => Map<string, unknown>> = {
+  policy: (v) => new Map(v === null || v === undefined ? [] : [['policy', v]]),
+  approval_rules: (v) => byKey((v as { rules?: Record<string, unknown>[] } | null)?.rules ?? [], (r) => `${String(r.policy_id)}/${String(r.rule_id)}`),
+  connections: (v) => byKey(v as Record<string, unknown>[], (c) => String(c.connection_id)),
+  models: (v) => byKey(v as Record<string, unknown>[], (m) => `${String(m.connection_id)}/${String(m.name)}`),
+  route_qualifiers: (v) => byKey(v as Record<string, unknown>[], (q) => String(q.qualifier_id)),
+  pricebook: (v) => new Map(Object.entries((v as { models?: Record<string, unknown> } | null)?.models ?? {})),
+  webhook_subscriptions: (v) => byKey(v as Record<string, unknown>[], (s) => String(s.subscription_id)),
+};
+
+function byKey(entries: Record<string, unknown>[], key: (entry: Record<string, unknown>) => string): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const entry of entries ?? []) {
+    const base = key(entry);
+    let id = base;
+    for (let n = 2; out.has(id); n++) id = `${base}#${n}`;
+    out.set(id, entry);
+  }
+  return out;
+}
+
+/** The names of the top-level fields of two entries whose values differ (values never shown). */
+function changedFields(a: unknown, b: unknown): string[] {
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object' || Array.isArray(a) || Array.isArray(b)) return canonicalJson(a) === canonicalJson(b) ? [] : ['value'];
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  return keys.filter((k) => canonicalJson((a as Record<string, unknown>)[k]) !== canonicalJson((b as Record<string, unknown>)[k]));
+}
+
+/**
+ * Sealed credentials in a document for operators: every `envelope` (and a model's `credential`,
+ * which is one) becomes `sealed:sha256:<hex>` of it: shows that it changed, never the envelope.
+ */
+function redactSealed(value: unknown, key?: string): unknown {
+  if (typeof value === 'string') return key === 'envelope' || key === 'credential' ? `sealed:sha256:${sha256Hex(value)}` : value;
+  if (Array.isArray(value)) return value.map((v) => redactSealed(v));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactSealed(v, k)]));
+}
+
+interface InstanceRow {
+  instance_id: string;
+  version: number;
+  digest: string;
+  applied_at: Date;
+  reported_at: Date;
+}
+
+export interface AppliedReport {
+  instance_id: string;
+  version: number;
+  digest: string;
+  applied_at: Date;
+}
+
+/**
+ * The operator's side of publication: the kept versions (docs/rollout.md), their structural diff,
+ * and the rollout view fed by what gateway instances report applying.
+ */
+@Injectable()
+export class SnapshotHistoryService {
+  private readonly convergence: Histogram;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly publications: PublicationService,
+    metrics: MetricsService,
+  ) {
+    this.convergence = new Histogram({
+      name: 'control_snapshot_convergence_seconds',
+      help: 'Time from a snapshot publish until every reporting gateway instance applied it',
+      buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800],
+      registers: [metrics.registry],
+    });
+    metrics.gauge('control_snapshot_instances_behind', 'Gateway instances (reported in the last 10 minutes) not on their workspace published digest', async () => {
+      const [row]: { behind: number }[] = await dataSource.query(
+        `SELECT count(*)::int AS behind FROM snapshot_instances i JOIN workspaces w ON w.id = i.workspace_id
+         JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.published_version
+         WHERE i.reported_at >= now() - make_interval(secs => $1) AND i.digest <> v.digest`,
+        [STALE_AFTER_MS / 1000],
+      );
+      return row.behind;
+    });
+  }
+
+  async versions(workspaceId: string, query: { limit: number; cursor?: string }) {
+    let before: number | null = null;
+    if (query.cursor !== undefined) {
+      const decoded = decodeCursor(CURSOR, `snapshot-versions:${workspaceId}`, query.cursor);
+      if (!decoded) throw queryError('cursor', 'invalid cursor');
+      before = decoded.version;
+    }
+    const rows: { version: number; digest: string; size: number; published_at: Date; cause: string | null }[] = await this.dataSource.query(
+      `SELECT version, digest, size, published_at, cause FROM snapshot_versions
+       WHERE workspace_id = $1 AND published_at IS NOT NULL AND ($2::int IS NULL OR version < $2) ORDER BY version DESC LIMIT $3`,
+      [workspaceId, before, query.limit + 1],
+    );
+    const page = rows.slice(0, query.limit);
+    const last = page[page.length - 1];
+    return {
+      workspace_id: workspaceId,
+      versions: page.map((r) => ({ version: r.version, digest: r.digest, size: r.size, published_at: formatTimeRequired(r.published_at), cause: r.cause })),
+      next_cursor: rows.length > query.limit && last ? encodeCursor(CURSOR, `snapshot-versions:${workspaceId}`, { version: last.version }) : null,
+    };
+  }
+
+  /** A kept version's document, sealed credentials redacted; 404 `snapshot version not found`. */
+  async version(workspaceId: string, version: number) {
+    return redactSealed(await this.document(workspaceId, version));
+  }
+
+  private async document(workspaceId: string, version: number): Promise<Record<string, unknown>> {
+    const stored = await this.publications.stored(workspaceId, version);
+    if (!stored) throw new ApiError(404, 'snapshot version not found');
+    return JSON.parse(stored.json) as Record<string, unknown>;
+  }
+
+  /** Added, removed and changed entries by section between two kept versions; changed entries name their fields only. */
+  async diff(workspaceId: string, from: number, to: number) {
+    const [a, b] = [await this.document(workspaceId, from), await this.document(workspaceId, to)];
+    const sections: Record<string, { added: string[]; removed: string[]; changed: { id: string; fields: string[] }[] }> = {};
+    for (const [section, entries] of Object.entries(DIFF_SECTIONS)) {
+      const [before, after] = [entries(a[section]), entries(b[section])];
+      const changed = [...after.keys()].filter((id) => before.has(id)).map((id) => ({ id, fields: changedFields(before.get(id), after.get(id)) }));
+      sections[section] = {
+        added: [...after.keys()].filter((id) => !before.has(id)).sort(),
+        removed: [...before.keys()].filter((id) => !after.has(id)).sort(),
+        changed: changed.filter((c) => c.fields.length > 0).sort((x, y) => (x.id < y.id ? -1 : 1)),
+      };
+    }
+    return { workspace_id: workspaceId, from: { version: from, digest: (a.integrity as { digest: string }).digest }, to: { version: to, digest: (b.integrity as { digest: string }).digest }, sections };
+  }
+
+  /**
+   * Records what an instance applied (idempotent: a repeat, or an older report arriving late,
+   * changes nothing but when it was last heard from). 409 for a version above the published one or
+   * a digest that is not the kept digest of that version.
+   */
+  async applied(workspaceId: string, report: AppliedReport) {
+    return this.dataSource.transaction(async (manager) => {
+      const [ws]: { published_version: number; digest: string | null }[] = await manager.query(
+        `SELECT w.published_version, v.digest FROM workspaces w LEFT JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.published_version WHERE w.id = $1`,
+        [workspaceId],
+      );
+      if (!ws) throw new ApiError(404, 'workspace not found');
+      if (report.version > ws.published_version) throw new ApiError(409, `version ${report.version} is above the published version ${ws.published_version}`);
+      const [kept]: { digest: string | null }[] = await manager.query(`SELECT digest FROM snapshot_versions WHERE workspace_id = $1 AND version = $2`, [workspaceId, report.version]);
+      if (kept?.digest !== report.digest) throw new ApiError(409, `digest is not the digest of snapshot version ${report.version}`);
+      // Reports of one workspace are serialized, so the last of a rollout always sees the others.
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('snapshot-rollout:' || $1))`, [workspaceId]);
+      const [row]: InstanceRow[] = await manager.query(
+        `INSERT INTO snapshot_instances AS i (workspace_id, instance_id, version, digest, applied_at, reported_at) VALUES ($1, $2, $3, $4, $5, now())
+         ON CONFLICT (workspace_id, instance_id) DO UPDATE SET reported_at = now(),
+           version = CASE WHEN EXCLUDED.applied_at >= i.applied_at THEN EXCLUDED.version ELSE i.version END,
+           digest = CASE WHEN EXCLUDED.applied_at >= i.applied_at THEN EXCLUDED.digest ELSE i.digest END,
+           applied_at = GREATEST(EXCLUDED.applied_at, i.applied_at)
+         RETURNING instance_id, version, digest, applied_at, reported_at`,
+        [workspaceId, report.instance_id, report.version, report.digest, report.applied_at],
+      );
+      if (row.digest === ws.digest) {
+        const [[converged]]: [{ published_at: Date | null; converged_at: Date }[], number] = await manager.query(
+          `UPDATE snapshot_versions v SET converged_at = now() WHERE v.workspace_id = $1 AND v.version = $2 AND v.converged_at IS NULL
+             AND NOT EXISTS (SELECT 1 FROM snapshot_instances i WHERE i.workspace_id = $1 AND i.reported_at >= now() - make_interval(secs => $3) AND i.digest <> v.digest)
+           RETURNING published_at, converged_at`,
+          [workspaceId, ws.published_version, STALE_AFTER_MS / 1000],
+        );
+        if (converged?.published_at) this.convergence.observe(Math.max(0, (converged.converged_at.getTime() - converged.published_at.getTime()) / 1000));
+      }
+      return toInstance(row, ws.digest, Date.now());
+    });
+  }
+
+  /** The rollout view: the published version and, per instance, what it applied and whether it is current. */
+  async rollout(workspaceId: string) {
+    const [ws]: { snapshot_version: number; published_version: number; digest: string | null; published_at: Date | null; converged_at: Date | null }[] = await this.dataSource.query(
+      `SELECT w.snapshot_version, w.published_version, v.digest, v.published_at, v.converged_at FROM workspaces w
+       LEFT JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.published_version WHERE w.id = $1`,
+      [workspaceId],
+    );
+    const rows: InstanceRow[] = await this.dataSource.query(
+      `SELECT instance_id, version, digest, applied_at, reported_at FROM snapshot_instances WHERE workspace_id = $1 ORDER BY instance_id`,
+      [workspaceId],
+    );
+    const now = Date.now();
+    const instances = rows.map((r) => toInstance(r, ws.digest, now));
+    const live = instances.filter((i) => i.state !== 'stale');
+    const converged = live.length > 0 && live.every((i) => i.state === 'current');
+    const lastApplied = live.reduce<string | null>((max, i) => (max === null || i.applied_at > max ? i.applied_at : max), null);
+    return {
+      workspace_id: workspaceId,
+      snapshot_version: ws.snapshot_version,
+      published_version: ws.published_version,
+      digest: ws.digest,
+      published_at: formatTime(ws.published_at),
+      instances,
+      converged,
+      converged_at: converged ? (formatTime(ws.converged_at) ?? lastApplied) : null,
+    };
+  }
+}
+
+function toInstance(r: InstanceRow, publishedDigest: string | null, now: number) {
+  const state = now - r.reported_at.getTime() > STALE_AFTER_MS ? 'stale' : r.digest === publishedDigest ? 'current' : 'behind';
+  return { instance_id: r.instance_id, version: r.version, digest: r.digest, applied_at: formatTimeRequired(r.applied_at), state };
+}

@@ -1,0 +1,36 @@
+import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
+import { Jwks, verifyDetachedJws } from 'src/common/signing/jws';
+
+/** A snapshot's `integrity` member (CONTRACT.md 4.5, Integrity). */
+export interface SnapshotIntegrity {
+  digest: string;
+  kid: string;
+  signature: string;
+}
+
+/** `sha256:` + hex SHA-256 of the canonical JSON of the snapshot without its `integrity` member. */
+export function snapshotDigest(snapshot: Record<string, unknown>): string {
+  const { integrity: _integrity, ...content } = snapshot;
+  return sha256Tagged(canonicalJson(content));
+}
+
+export type SnapshotCheck = { ok: true; digest: string; kid: string } | { ok: false; reason: string };
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Checks a snapshot as a gateway must before applying it: the digest recomputed from the content,
+ * and the detached signature over it under one of the keys (current or previous) of the JWKS.
+ */
+export function verifySnapshot(snapshot: unknown, jwks: Jwks): SnapshotCheck {
+  if (!isObject(snapshot)) return { ok: false, reason: 'not a JSON object' };
+  const integrity = snapshot.integrity;
+  if (!isObject(integrity) || typeof integrity.digest !== 'string' || typeof integrity.kid !== 'string' || typeof integrity.signature !== 'string') {
+    return { ok: false, reason: 'no integrity member' };
+  }
+  const digest = snapshotDigest(snapshot);
+  if (digest !== integrity.digest) return { ok: false, reason: `digest mismatch: the content hashes to ${digest}, integrity says ${integrity.digest}` };
+  const check = verifyDetachedJws(integrity.signature, digest, jwks);
+  if (!check.ok || check.kid !== integrity.kid) return { ok: false, reason: `signature does not verify under the keys (kid ${integrity.kid})` };
+  return { ok: true, digest, kid: check.kid };
+}
