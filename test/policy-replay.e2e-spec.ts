@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
-import { PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { DecisionRequest, GatewayEmulator } from 'test/support/gateway-emulator';
@@ -266,20 +265,36 @@ describe('policy replay, explain and diff', () => {
       expect((await replay(op, { limit: 100000, from: '2026-01-01T00:00:00Z', to: '2026-01-01T00:00:00.001Z' }).expect(200)).body.evaluated).toBe(0);
     });
 
-    it('answers the seam refusals as compiles do (503), writing nothing', async () => {
-      const { op } = await recorded();
-      const compiler = t.app.get(PolicyCompiler);
-      for (const reason of ['policy_compiler_busy', 'policy_compiler_unavailable'] as const) {
-        const spy = jest.spyOn(compiler, 'evaluate').mockRejectedValueOnce(new PolicyCompilerError(reason));
-        try {
-          const res = await replay(op, { cedar_text: CHANGED });
-          expect([res.status, res.body]).toEqual([503, { detail: reason }]);
-          const explained = await explain(op, { against: 'published', ...request(op.workspaceId, 'key_a', 'stripe.refund') });
-          expect(explained.status).toBe(200); // the refusal was for one call only
-        } finally {
-          spy.mockRestore();
-        }
+    it('answers 503 policy_compiler_busy to a replay that finds no free slot (one replay at a time with the default bound of 2), writing nothing', async () => {
+      const op = await t.signIn();
+      await publish(op, PUBLISHED);
+      const ws = op.workspaceId;
+      await emit(op, Array.from({ length: 3000 }, (_, i) => request(ws, `key_${i % 7}`, i % 2 ? 'github.create_issue' : 'stripe.refund')));
+      const before = await written(ws);
+      const results = await Promise.all(Array.from({ length: 4 }, () => replay(op, { cedar_text: CHANGED })));
+      for (const res of results) {
+        if (res.status === 503) expect(res.body).toEqual({ detail: 'policy_compiler_busy' });
+        else expect([res.status, res.body.evaluated]).toEqual([200, 3000]);
       }
+      const statuses = results.map((r) => r.status);
+      expect(statuses).toContain(503);
+      expect(statuses).toContain(200);
+      expect(await written(ws)).toEqual(before);
+    });
+
+    it('answers 500 workspace publication state is unavailable to replay, explain and diff without a staged publication, writing nothing', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      await t.db.query(`UPDATE workspaces SET snapshot_version = 0, published_version = 0 WHERE id = $1`, [ws]);
+      const before = await written(ws);
+      for (const res of [
+        await replay(op),
+        await explain(op, { against: 'draft', ...request(ws, 'key_a', 'stripe.refund') }),
+        await diff(op, { from: 'published', to: 'draft' }),
+      ]) {
+        expect([res.status, res.body]).toEqual([500, { detail: 'workspace publication state is unavailable' }]);
+      }
+      expect(await written(ws)).toEqual(before);
     });
 
     it('answers a draft that does not compile with 422 and the policy document, exactly as publish does', async () => {
@@ -435,5 +450,28 @@ describe('policy replay, explain and diff', () => {
       await expectAccessMatrix(t, owner, members, { method: 'post', path: (w) => path(w, '/explain'), body: explainBody(ws), minRole: 'developer', read: false });
       await expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => path(w, '/diff?from=draft&to=published'), minRole: 'viewer', read: true });
     });
+  });
+});
+
+describe('policy replay and explain past the compile bound (POLICY_COMPILE_TIMEOUT_MS=1)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ POLICY_COMPILE_TIMEOUT_MS: '1' });
+  });
+  afterAll(() => t.close());
+
+  it('answers 503 policy_compiler_unavailable, as compiles do, writing nothing', async () => {
+    const op = await t.signIn();
+    const ws = op.workspaceId;
+    const audits = async () => (await t.db.query(`SELECT count(*)::int AS n FROM audit_events WHERE workspace_id = $1`, [ws]))[0].n;
+    const before = await audits();
+    // A compile starts a worker and loads Cedar: far longer than 1 ms.
+    for (const res of [
+      await t.http().post(`/api/v1/workspaces/${ws}/policy/replay`).set(bearer(op)).send({ cedar_text: CHANGED }),
+      await t.http().post(`/api/v1/workspaces/${ws}/policy/explain`).set(bearer(op)).send({ against: 'draft', ...request(ws, 'key_a', 'stripe.refund') }),
+    ]) {
+      expect([res.status, res.body]).toEqual([503, { detail: 'policy_compiler_unavailable' }]);
+    }
+    expect(await audits()).toBe(before);
   });
 });
