@@ -19,6 +19,7 @@ import { ControlSigning } from 'src/common/signing/control-signing.service';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { startBenchApp } from 'bench/in-process-app';
+import { seedSnapshotRows } from 'bench/snapshot-rows';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 60);
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
@@ -29,33 +30,6 @@ const [TOOLS, MODELS, QUALIFIERS, INSTANCES] = [200, 100, 500, 500];
 
 const percentile = (samples: number[], p: number) => [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))];
 const fmt = (ms: number) => ms.toFixed(2);
-
-async function seed(db: DataSource, ws: string): Promise<void> {
-  const envelope = () => `gwenv1.${randomBytes(96).toString('base64url')}`;
-  for (let i = 0; i < QUALIFIERS; i++) {
-    await db.query(
-      `INSERT INTO route_qualifiers (workspace_id, qualifier_id, revision, capability_id, only_targets, prefer_auth, prefer_surface, prefer_sources, min_quality, max_cost, allow_fallbacks)
-       VALUES ($1, $2, 1, $3, $4, '["oauth2"]', '["mcp"]', '["native","broker_a"]', 5000, 100000, false)`,
-      [ws, `q${i}`, `cap.bench.${i}`, JSON.stringify(Array.from({ length: 4 }, (_, j) => `tool_${j}.call@native`))],
-    );
-  }
-  for (let i = 0; i < MODELS; i++) {
-    const config = { model_pattern: `bench-model-${i}*`, upstream_model: `bench-upstream-${i}`, base_url: 'https://api.provider-a.com/v1' };
-    await db.query(
-      `INSERT INTO connections (id, workspace_id, kind, connector_slug, source, custody, target, status, auth_profile, auth_profile_digest, model_config, credential_envelope, key_id, last4, credential_scheme, credential_revision)
-       VALUES ($1, $2, 'model', 'provider_a', 'native', 'obol', 'model_provider', 'active', '{"type":"model_api_key"}', 'sha256:x', $3, $4, 'gwk_1', 'abcd', 'bearer', 1)`,
-      [`conn_m${randomBytes(11).toString('hex')}`, ws, JSON.stringify(config), envelope()],
-    );
-  }
-  for (let i = 0; i < TOOLS; i++) {
-    const slug = `bench_connector_${i}`;
-    await db.query(
-      `INSERT INTO connections (id, workspace_id, kind, connector_slug, source, custody, target, status, auth_profile, auth_profile_digest, credential_envelope, key_id, last4, credential_scheme, credential_revision)
-       VALUES ($1, $2, 'tool', $3, 'native', 'obol', 'gateway', 'active', $4, 'sha256:x', $5, 'gwk_1', 'abcd', 'api_key', 1)`,
-      [`conn_t${randomBytes(11).toString('hex')}`, ws, slug, JSON.stringify({ type: 'api_key', connector_slug: slug }), envelope()],
-    );
-  }
-}
 
 /** A ~100 KB Cedar policy: many small forbid rules, each with an annotation. */
 function bigPolicy(): string {
@@ -77,7 +51,7 @@ async function main(): Promise<void> {
     const me = (await (await fetch(`${base}/api/v1/me`, { headers: auth })).json()) as { default_workspace_id: string };
     const ws = me.default_workspace_id;
     const db = app.get(DataSource);
-    await seed(db, ws);
+    await seedSnapshotRows(db, ws, { qualifiers: QUALIFIERS, targetsPerQualifier: 4, models: MODELS, tools: TOOLS });
     const cedar = bigPolicy();
     const draft = await fetch(`${base}/api/v1/workspaces/${ws}/policy`, { method: 'PUT', headers: auth, body: JSON.stringify({ cedar_text: cedar }) });
     if (!draft.ok) throw new Error(`draft: ${draft.status} ${await draft.text()}`);

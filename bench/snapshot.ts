@@ -7,12 +7,12 @@
  * predicates in one REPEATABLE READ transaction and nothing else. Needs the PostgreSQL and Redis
  * of `npm test`. BENCH_ITERATIONS (default 200) sets the samples per row.
  */
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { startBenchApp } from 'bench/in-process-app';
+import { seedSnapshotRows } from 'bench/snapshot-rows';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
 const PORT = 3903;
@@ -34,30 +34,7 @@ async function timed(work: () => Promise<unknown>): Promise<number[]> {
 }
 
 async function seed(db: DataSource, ws: string): Promise<void> {
-  const envelope = () => `gwenv1.${randomBytes(96).toString('base64url')}`;
-  for (let i = 0; i < QUALIFIERS; i++) {
-    await db.query(
-      `INSERT INTO route_qualifiers (workspace_id, qualifier_id, revision, capability_id, only_targets, prefer_auth, prefer_surface, prefer_sources, min_quality, max_cost, allow_fallbacks)
-       VALUES ($1, $2, 1, $3, $4, '["oauth2"]', '["mcp"]', '["native","broker_a"]', 5000, 100000, false)`,
-      [ws, `q${i}`, `cap.bench.${i}`, JSON.stringify(Array.from({ length: 8 }, (_, j) => `tool_${j}.call@native`))],
-    );
-  }
-  for (let i = 0; i < MODELS; i++) {
-    const config = { model_pattern: `bench-model-${i}*`, upstream_model: `bench-upstream-${i}`, base_url: 'https://api.provider-a.com/v1' };
-    await db.query(
-      `INSERT INTO connections (id, workspace_id, kind, connector_slug, source, custody, target, status, auth_profile, auth_profile_digest, model_config, credential_envelope, key_id, last4, credential_scheme, credential_revision)
-       VALUES ($1, $2, 'model', 'provider_a', 'native', 'obol', 'model_provider', 'active', '{"type":"model_api_key"}', 'sha256:x', $3, $4, 'gwk_1', 'abcd', 'bearer', 1)`,
-      [`conn_m${randomBytes(11).toString('hex')}`, ws, JSON.stringify(config), envelope()],
-    );
-  }
-  for (let i = 0; i < CONNECTIONS; i++) {
-    const slug = `bench_connector_${i}`;
-    await db.query(
-      `INSERT INTO connections (id, workspace_id, kind, connector_slug, source, custody, target, status, auth_profile, auth_profile_digest, credential_envelope, key_id, last4, credential_scheme, credential_revision)
-       VALUES ($1, $2, 'tool', $3, 'native', 'obol', 'gateway', 'active', $4, 'sha256:x', $5, 'gwk_1', 'abcd', 'api_key', 1)`,
-      [`conn_t${randomBytes(11).toString('hex')}`, ws, slug, JSON.stringify({ type: 'api_key', connector_slug: slug }), envelope()],
-    );
-  }
+  await seedSnapshotRows(db, ws, { qualifiers: QUALIFIERS, targetsPerQualifier: 8, models: MODELS, tools: CONNECTIONS });
   const prices = Array.from({ length: MODELS }, (_, i) => ({
     model: `bench-model-${i}*`,
     input_micros_usd_per_mtok: 1000,

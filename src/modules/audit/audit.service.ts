@@ -7,7 +7,7 @@ import { queryError } from 'src/common/http/errors';
 import { CursorValue, decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
-import { canonicalParts, GENESIS_HASH } from 'src/modules/audit/audit-chain';
+import { canonicalParts, GENESIS_HASH, StoredAuditRow } from 'src/modules/audit/audit-chain';
 import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail, STORED_ONLY_DETAIL_KEYS } from 'src/modules/audit/audit-vocabulary';
 
 export interface AuditEntry {
@@ -18,16 +18,8 @@ export interface AuditEntry {
   detail?: Record<string, unknown>;
 }
 
-interface AuditRow {
-  id: string;
-  workspace_id: string;
-  actor_user_id: string | null;
-  actor_email: string | null;
-  action: string;
-  target: string | null;
-  detail: Record<string, unknown>;
-  occurred_at: Date;
-}
+/** A stored audit row as the listing reads it (no chain columns). */
+type AuditRow = Omit<StoredAuditRow, 'seq' | 'chain_hash'>;
 
 export interface AuditQuery {
   window: TimeWindow;
