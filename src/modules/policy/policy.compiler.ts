@@ -101,6 +101,8 @@ export class PolicyCompiler implements OnModuleDestroy {
   private readonly workers = new Set<Worker>();
   private readonly compilerPath = require.resolve('@cedar-policy/cedar-wasm/nodejs');
   private inFlight = 0;
+  /** Evaluations under way (each holds a slot only while one of its chunks runs). */
+  private evaluating = 0;
 
   constructor(
     private readonly concurrency: number,
@@ -125,21 +127,44 @@ export class PolicyCompiler implements OnModuleDestroy {
    * hash), adding `shared` entities to every request. Chunks of EVALUATION_CHUNK requests each
    * take a slot of the seam and give it back before the next. Evaluations never take the last
    * free slot (unless the seam has only one): however many replays run, a compile (test,
-   * publish, the snapshot) always finds one. A chunk that finds no slot for it fails the whole
-   * evaluation with `policy_compiler_busy`.
+   * publish, the snapshot) always finds one. An evaluation that finds as many others under way
+   * as it may have slots fails at once with `policy_compiler_busy`; before each chunk it waits for
+   * compiles holding those slots to finish (yieldTo), and fails busy only if one is still taken
+   * after `timeoutMs`.
    */
   async evaluate(key: string, source: string, shared: unknown[], requests: AuthorizationRequest[]): Promise<Evaluation[]> {
     const results: Evaluation[] = [];
-    for (let at = 0; at < requests.length; at += EVALUATION_CHUNK) {
-      if (at > 0) await new Promise((resolve) => setImmediate(resolve));
-      this.acquire(Math.max(1, this.concurrency - 1));
-      try {
-        results.push(...(await this.run<Evaluation[]>({ kind: 'evaluate', key, source, shared, requests: requests.slice(at, at + EVALUATION_CHUNK) })));
-      } finally {
-        this.inFlight--;
+    const bound = Math.max(1, this.concurrency - 1);
+    if (this.evaluating >= bound) {
+      this.metrics?.compileBusy.inc();
+      throw new PolicyCompilerError('policy_compiler_busy');
+    }
+    this.evaluating++;
+    try {
+      for (let at = 0; at < requests.length; at += EVALUATION_CHUNK) {
+        await this.yieldTo(bound);
+        this.acquire(bound);
+        try {
+          results.push(...(await this.run<Evaluation[]>({ kind: 'evaluate', key, source, shared, requests: requests.slice(at, at + EVALUATION_CHUNK) })));
+        } finally {
+          this.inFlight--;
+        }
       }
+    } finally {
+      this.evaluating--;
     }
     return results;
+  }
+
+  /**
+   * Before a chunk: gives the event loop a turn, then waits while compiles hold the slots an
+   * evaluation may use (at most `timeoutMs`), so a replay yields to test and publish and resumes
+   * after them instead of failing.
+   */
+  private async yieldTo(bound: number): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    const deadline = Date.now() + this.timeoutMs;
+    while (this.inFlight >= bound && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
   private acquire(bound = this.concurrency): void {
