@@ -33,6 +33,7 @@ import { MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail } from 'src/modu
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { startBenchApp } from 'bench/in-process-app';
 import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
+import { median } from 'bench/stats';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
@@ -40,7 +41,6 @@ const ROWS = Number(process.env.BENCH_AUDIT_ROWS ?? 1_000_000);
 const ROOT = join(__dirname, '..');
 /** The server's V8 heap cap during the export: an export that held rows would fail under it. */
 const SERVER_HEAP_MB = Number(process.env.BENCH_SERVER_HEAP_MB ?? 192);
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** The writer as it was before the chain (commit a3663e4): one INSERT, nothing locked. */
 async function unchainedRecord(this: unknown, tx: Tx, entry: AuditEntry): Promise<void> {

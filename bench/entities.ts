@@ -15,6 +15,7 @@ import { namedQuery } from 'src/database/named-query';
 import { User } from 'src/modules/identity/entities/user.entity';
 import { WorkerSessionProfile } from 'src/modules/workers/entities/worker-session-profile.entity';
 import { createSuiteDatabase } from 'test/support/database';
+import { median } from 'bench/stats';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
@@ -36,7 +37,6 @@ async function rate(work: (i: number) => Promise<unknown>): Promise<number> {
   return calls / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
   const db = await createSuiteDatabase();

@@ -17,6 +17,7 @@ import { runMigrations } from 'src/database/migrate';
 import { ParsedEntry } from 'src/modules/streams/streams.service';
 import { UsageEntry, usageProjector } from 'src/modules/usage/usage.projector';
 import { createSuiteDatabase } from 'test/support/database';
+import { median } from 'bench/stats';
 
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 40);
 const BATCH = Number(process.env.BENCH_BATCH ?? 1000);
@@ -72,7 +73,6 @@ async function main(): Promise<void> {
       without.push(await run(false));
       withKeys.push(await run(true));
     }
-    const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM virtual_key_usage`);
     console.log(`\nlast use in the usage projection, ${new Date().toISOString()}, ${ROUNDS} rounds of ${BATCHES} batches of ${BATCH} events, ${KEYS} keys, node ${process.version}\n`);
     console.log('| Events | events/s per round | median | of baseline |\n|---|---|---|---|');

@@ -17,6 +17,7 @@ import { DataSource } from 'typeorm';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { AuthorizationRequest, PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { startBenchApp } from 'bench/in-process-app';
+import { median } from 'bench/stats';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 3);
 /** `isAuthorized` parses the whole policy set on every call: timed on this many requests, its rate scaled. */
@@ -57,7 +58,6 @@ function request(ws: string, i: number): AuthorizationRequest & { decision: 'all
 }
 
 const rate = (n: number, ms: number) => Math.round((n * 1000) / ms);
-const median = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
 
 async function main(): Promise<void> {
   const source = draft();

@@ -15,6 +15,7 @@ import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
 import { PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { startBenchApp } from 'bench/in-process-app';
+import { percentile } from 'bench/stats';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 50);
 const PORT = 3902;
@@ -26,7 +27,6 @@ function largePolicy(bytes: number, salt = ''): string {
   return head + rule.repeat(Math.floor((bytes - Buffer.byteLength(head)) / Buffer.byteLength(rule)));
 }
 
-const percentile = (samples: number[], p: number) => [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))];
 
 async function timed(times: number, work: (i: number) => Promise<unknown> | unknown): Promise<number[]> {
   const samples: number[] = [];

@@ -20,6 +20,7 @@ import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { startBenchApp } from 'bench/in-process-app';
 import { seedSnapshotRows } from 'bench/snapshot-rows';
+import { percentile } from 'bench/stats';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 60);
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
@@ -28,7 +29,6 @@ const PORT = 3904;
 const SECRET = randomBytes(32).toString('hex');
 const [TOOLS, MODELS, QUALIFIERS, INSTANCES] = [200, 100, 500, 500];
 
-const percentile = (samples: number[], p: number) => [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))];
 const fmt = (ms: number) => ms.toFixed(2);
 
 /** A ~100 KB Cedar policy: many small forbid rules, each with an annotation. */

@@ -13,6 +13,7 @@ import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { startBenchApp } from 'bench/in-process-app';
 import { seedSnapshotRows } from 'bench/snapshot-rows';
+import { percentile } from 'bench/stats';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
 const PORT = 3903;
@@ -20,7 +21,6 @@ const QUALIFIERS = 32;
 const MODELS = 200;
 const CONNECTIONS = 100;
 
-const percentile = (samples: number[], p: number) => [...samples].sort((a, b) => a - b)[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))];
 
 async function timed(work: () => Promise<unknown>): Promise<number[]> {
   for (let i = 0; i < 10; i++) await work(); // warm-up
