@@ -11,6 +11,7 @@ import { PolicyStatement, splitPolicies } from 'src/modules/policy/policy-source
 import { entitySnapshot, PolicyService } from 'src/modules/policy/policy.service';
 import { unifiedDiff } from 'src/modules/policy/text-diff';
 import { RECEIPT_NOT_FOUND } from 'src/modules/receipts/receipts.service';
+import { isJsonObject } from 'src/common/json/json';
 
 export const REVISION_NOT_FOUND = 'policy revision not found';
 /** The replay window when the body names none: the last 7 days. */
@@ -51,14 +52,13 @@ interface RecordedAuthorization extends AuthorizationRequest {
   decision: 'allow' | 'deny';
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isUid = (v: unknown): v is { type: string; id: string } => isObject(v) && typeof v.type === 'string' && typeof v.id === 'string';
+const isUid = (v: unknown): v is { type: string; id: string } => isJsonObject(v) && typeof v.type === 'string' && typeof v.id === 'string';
 
 /** The recorded request, or null when it is not one (counted as not replayable, never guessed). */
 function recordedAuthorization(value: unknown): RecordedAuthorization | null {
-  if (!isObject(value)) return null;
+  if (!isJsonObject(value)) return null;
   const { principal, action, resource, context, entities, decision } = value;
-  if (!isUid(principal) || !isUid(action) || !isUid(resource) || !isObject(context) || !Array.isArray(entities)) return null;
+  if (!isUid(principal) || !isUid(action) || !isUid(resource) || !isJsonObject(context) || !Array.isArray(entities)) return null;
   if (decision !== 'allow' && decision !== 'deny') return null;
   return { principal, action, resource, context, entities, decision };
 }

@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
 import { Jwks, verifyDetachedJws } from 'src/common/signing/jws';
+import { isJsonObject } from 'src/common/json/json';
 
 /** A snapshot's `integrity` member (CONTRACT.md 4.5, Integrity). */
 export interface SnapshotIntegrity {
@@ -16,16 +17,14 @@ export function snapshotDigest(snapshot: Record<string, unknown>): string {
 
 export type SnapshotCheck = { ok: true; digest: string; kid: string } | { ok: false; reason: string };
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Checks a snapshot as a gateway must before applying it: the digest recomputed from the content,
  * and the detached signature over it under one of the keys (current or previous) of the JWKS.
  */
 export function verifySnapshot(snapshot: unknown, jwks: Jwks): SnapshotCheck {
-  if (!isObject(snapshot)) return { ok: false, reason: 'not a JSON object' };
+  if (!isJsonObject(snapshot)) return { ok: false, reason: 'not a JSON object' };
   const integrity = snapshot.integrity;
-  if (!isObject(integrity) || typeof integrity.digest !== 'string' || typeof integrity.kid !== 'string' || typeof integrity.signature !== 'string') {
+  if (!isJsonObject(integrity) || typeof integrity.digest !== 'string' || typeof integrity.kid !== 'string' || typeof integrity.signature !== 'string') {
     return { ok: false, reason: 'no integrity member' };
   }
   const digest = snapshotDigest(snapshot);

@@ -2,6 +2,7 @@ import { FieldError, FieldValidationError } from 'src/common/http/errors';
 import { parseRfc3339 } from 'src/common/time/time';
 import { signatureProfile } from 'src/modules/webhooks/signatures/signature-profiles';
 import { MAX_PREVIOUS_KEY_OVERLAP_MS } from 'src/modules/webhooks/signatures/verify';
+import { isJsonObject } from 'src/common/json/json';
 
 const DAY_MS = 24 * 3600 * 1000;
 export const MIN_KEY_VALIDITY_MS = DAY_MS;
@@ -50,7 +51,7 @@ type Loc = (string | number)[];
 export function parseSubscriptionConfig(body: unknown, path: SubscriptionPath, now: Date): SubscriptionConfig {
   const errors: FieldError[] = [];
   const fail = (loc: Loc, msg: string, type = 'value_error') => errors.push({ loc: ['body', ...loc], msg, type });
-  if (!isObject(body)) throw new FieldValidationError([{ loc: ['body'], msg: 'must be a JSON object', type: 'model_type' }]);
+  if (!isJsonObject(body)) throw new FieldValidationError([{ loc: ['body'], msg: 'must be a JSON object', type: 'model_type' }]);
   if (Object.keys(body).some((k) => !BODY_FIELDS.has(k))) fail([], 'unknown fields are not permitted', 'extra_forbidden');
 
   const profile = typeof body.signature_profile === 'string' ? signatureProfile(body.signature_profile) : null;
@@ -90,7 +91,7 @@ export function parseSubscriptionConfig(body: unknown, path: SubscriptionPath, n
 }
 
 function parseKey(item: unknown, loc: Loc, now: Date, fail: (loc: Loc, msg: string, type?: string) => void): SigningKeyContract | null {
-  if (!isObject(item)) {
+  if (!isJsonObject(item)) {
     fail(loc, 'must be a signing-key object', 'dict_type');
     return null;
   }
@@ -162,6 +163,3 @@ function isIngressUrl(value: unknown, path: SubscriptionPath): boolean {
   return url.pathname === `/webhooks${tail}` || url.pathname === `/hooks${tail}`;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
