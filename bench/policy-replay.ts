@@ -3,11 +3,12 @@
  * 10,000 recorded decisions (receipt revisions carrying `envelope.authorization`, written straight
  * into the read model) replayed against a 100-policy draft:
  * 1. `POST /policy/replay` through the API (read, evaluate in the compiler's worker, compare);
- * 2. the seam alone (`PolicyCompiler.evaluate` on the same requests, no database);
+ * 2. the seam alone (`PolicyCompiler.evaluate` on the same requests, no database), with 2 slots
+ *    (the default: chunks on both workers) and with 1 (one worker);
  * 3. the limit: cedar-wasm's own `isAuthorized` in one loop on the main thread (it parses the
  *    policy set on every call; timed on 1000 requests and scaled), and `statefulIsAuthorized` on
  *    a policy set parsed once (what the worker runs), same requests and source, same run.
- * Also: how long a compile waits while a replay runs (the seam yields between 1000-request chunks).
+ * Also: how long a compile waits while a replay runs (compiles take the slot of the next 100-request chunk to finish).
  * Needs the PostgreSQL and Redis of `npm test`. BENCH_ITERATIONS (default 3) sets the samples per row (medians).
  */
 import { isAuthorized, preparsePolicySet, statefulIsAuthorized } from '@cedar-policy/cedar-wasm/nodejs';
@@ -108,7 +109,7 @@ async function main(): Promise<void> {
       api.push(performance.now() - start);
     }
 
-    // A compile issued while a replay runs waits at most one chunk (it is never refused: concurrency 2).
+    // A compile issued while a replay runs waits at most one chunk (it is never refused: compiles come first).
     const waits: number[] = [];
     for (let i = 0; i < ITERATIONS; i++) {
       const replay = call('POST', `/workspaces/${ws}/policy/replay`, { limit: DECISIONS });
@@ -119,16 +120,26 @@ async function main(): Promise<void> {
       await replay;
     }
 
-    const compiler = new PolicyCompiler(1);
+    // The seam with the default POLICY_COMPILER_CONCURRENCY (2: both workers evaluate), and with
+    // one slot (one worker: how replay ran before chunks were spread over the slots).
     const shared = [{ uid: { type: 'Gateway::Workspace', id: ws }, attrs: { env: 'dev' }, parents: [] }];
-    await compiler.evaluate('warm', source, shared, requests.slice(0, 10));
-    const seam: number[] = [];
-    for (let i = 0; i < ITERATIONS; i++) {
-      const start = performance.now();
-      await compiler.evaluate(`k${i}`, source, shared, requests);
-      seam.push(performance.now() - start);
-    }
-    await compiler.close();
+    const seamWith = async (slots: number) => {
+      const compiler = new PolicyCompiler(slots);
+      const samples: number[] = [];
+      try {
+        await compiler.evaluate('warm', source, shared, requests.slice(0, 10));
+        for (let i = 0; i < ITERATIONS; i++) {
+          const start = performance.now();
+          await compiler.evaluate(`k${i}`, source, shared, requests);
+          samples.push(performance.now() - start);
+        }
+      } finally {
+        await compiler.close();
+      }
+      return samples;
+    };
+    const seam = await seamWith(2);
+    const oneWorker = await seamWith(1);
 
     // The limits, on the main thread: `isAuthorized` (the policy set parsed on every call) and
     // `statefulIsAuthorized` on a policy set parsed once (what the worker runs).
@@ -162,7 +173,8 @@ async function main(): Promise<void> {
     const row = (name: string, samples: number[]) =>
       `| ${name} | ${median(samples).toFixed(0)} ms | ${rate(DECISIONS, median(samples))}/s | ${(median(raw) / median(samples)).toFixed(2)} | ${(median(stateful) / median(samples)).toFixed(2)} |`;
     rows.push(row('`POST /policy/replay` (API: read, evaluate in the worker, compare)', api));
-    rows.push(row('seam alone (`PolicyCompiler.evaluate`, worker thread)', seam));
+    rows.push(row('seam alone (`PolicyCompiler.evaluate`, 2 slots: both workers)', seam));
+    rows.push(row('seam alone, 1 slot (one worker)', oneWorker));
     rows.push(row('`isAuthorized` loop, main thread (parses the policy set per call)', raw));
     rows.push(row('`statefulIsAuthorized` loop, main thread (policy set parsed once)', stateful));
     rows.push('');

@@ -265,7 +265,7 @@ describe('policy replay, explain and diff', () => {
       expect((await replay(op, { limit: 100000, from: '2026-01-01T00:00:00Z', to: '2026-01-01T00:00:00.001Z' }).expect(200)).body.evaluated).toBe(0);
     });
 
-    it('answers 503 policy_compiler_busy to a replay that finds no free slot (one replay at a time with the default bound of 2), writing nothing', async () => {
+    it('answers 503 policy_compiler_busy to a replay over the bound (two at a time with the default bound of 2), writing nothing', async () => {
       const op = await t.signIn();
       await publish(op, PUBLISHED);
       const ws = op.workspaceId;

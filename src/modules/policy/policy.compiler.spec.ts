@@ -126,31 +126,43 @@ describe('PolicyCompiler evaluation (replay and explain)', () => {
     }
   });
 
-  it('evaluates in chunks, keeping order across them, and waits for a compile that holds the slot it may use', async () => {
-    const compiler = new PolicyCompiler(1);
+  it('evaluates in chunks spread over every slot, keeping request order across them', async () => {
+    const compiler = new PolicyCompiler(2);
     try {
-      const requests = Array.from({ length: EVALUATION_CHUNK * 2 + 5 }, (_, i) => request(i % 2 ? 'stripe.refund' : 'github.create_issue'));
+      const requests = Array.from({ length: EVALUATION_CHUNK * 5 + 5 }, (_, i) => request(i % 3 ? 'stripe.refund' : 'github.create_issue'));
       const results = await compiler.evaluate('k2', SOURCE, WS, requests);
-      expect(results.map((r) => ('decision' in r ? r.decision : 'refused'))).toEqual(requests.map((_, i) => (i % 2 ? 'deny' : 'allow')));
-      // The seam's one slot taken by a compile: the evaluation yields to it, then runs (never a busy half-way through a replay).
-      let compiled = false;
-      const compile = compiler.compile(DEFAULT_POLICY).then(() => (compiled = true));
-      const evaluated = await compiler.evaluate('k2', SOURCE, WS, [request('github.x')]);
-      expect(compiled).toBe(true);
-      expect(evaluated).toEqual([expect.objectContaining({ decision: 'allow' })]);
-      await compile;
+      expect(results.map((r) => ('decision' in r ? r.decision : 'refused'))).toEqual(requests.map((_, i) => (i % 3 ? 'deny' : 'allow')));
     } finally {
       await compiler.close();
     }
   });
 
-  it('leaves the last slot to compiles: a second evaluation is busy, a compile is not', async () => {
-    const compiler = new PolicyCompiler(2);
+  it('puts compiles first: a compile issued during an evaluation waits for one chunk, not for the evaluation', async () => {
+    const compiler = new PolicyCompiler(1);
     try {
-      const running = compiler.evaluate('k3', SOURCE, WS, [request('github.create_issue')]);
-      await expect(compiler.evaluate('k3', SOURCE, WS, [request('github.create_issue')])).rejects.toEqual(new PolicyCompilerError('policy_compiler_busy'));
+      const finished: string[] = [];
+      const evaluation = compiler.evaluate('k3', SOURCE, WS, Array.from({ length: EVALUATION_CHUNK * 10 }, () => request('github.create_issue'))).then((r) => {
+        finished.push('evaluation');
+        return r;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      await expect(compiler.compile(DEFAULT_POLICY)).resolves.toEqual({ valid: true, diagnostics: [] });
+      finished.push('compile');
+      expect(await evaluation).toHaveLength(EVALUATION_CHUNK * 10);
+      expect(finished).toEqual(['compile', 'evaluation']);
+    } finally {
+      await compiler.close();
+    }
+  });
+
+  it('admits as many evaluations as the bound and refuses one more with policy_compiler_busy; compiles are admitted beside them', async () => {
+    const compiler = new PolicyCompiler(1);
+    try {
+      const running = compiler.evaluate('k4', SOURCE, WS, [request('github.create_issue')]);
+      await expect(compiler.evaluate('k4', SOURCE, WS, [request('github.create_issue')])).rejects.toEqual(new PolicyCompilerError('policy_compiler_busy'));
       await expect(compiler.compile(DEFAULT_POLICY)).resolves.toEqual({ valid: true, diagnostics: [] });
       await expect(running).resolves.toEqual([expect.objectContaining({ decision: 'allow' })]);
+      await expect(compiler.evaluate('k4', SOURCE, WS, [request('stripe.refund')])).resolves.toEqual([expect.objectContaining({ decision: 'deny' })]);
     } finally {
       await compiler.close();
     }
