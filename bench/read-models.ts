@@ -4,6 +4,13 @@
  *   workspaces (one busy workspace holds 10%), with their rollups, heads and counters;
  * - a 30-day usage summary of the busy workspace (UsageService, rollups) vs the same aggregate as a
  *   raw GROUP BY over usage_events;
+ * - the busy hour (issue 23): 3,600,000 more events of the busy workspace inside the hour of `now`
+ *   (evenly up to `now`), then summaries of windows ending now (last 1 h, 24 h, 30 days minus 17
+ *   minutes), ending at the last millisecond of the minute before now's (the most raw events at
+ *   the edge) and hour-aligned windows of the same lengths, each beside the raw GROUP BY of the
+ *   same window;
+ * - the receipts list filtered by state or decision vs the unfiltered first page, with and without
+ *   the filter indexes;
  * - the receipts list first page and a deep keyset page (ReceiptsService) vs the deep page read
  *   with OFFSET;
  * - ingestion end to end (XADD to committed and queryable through StreamsService.drain, the
@@ -13,6 +20,9 @@
  * - ingestion of as many fresh receipt revisions while a maintenance run with a one-month
  *   retention drops the oldest months, vs the receipts ingestion without it, and how long
  *   ingestion statements waited on a lock meanwhile.
+ * - with BENCH_BEFORE_PROJECTOR (a copy of the usage projector of the code before, e.g. `git show
+ *   main:src/modules/usage/usage.projector.ts > /tmp/before/usage.projector.ts`), ingestion runs in
+ *   alternating rounds before/after: before = that projector and no receipt filter indexes.
  * Run: `NODE_PATH=. node -r ts-node/register/transpile-only bench/read-models.ts` with the PostgreSQL and Redis
  * of `npm test` (DATABASE_URL, REDIS_URL). A fresh database is created and dropped (a copy of the
  * kept BENCH_SEEDED database when that is set).
@@ -31,8 +41,8 @@ import { useCursorKeys } from 'src/common/pagination/cursor';
 import { encodeReceiptCursor } from 'src/modules/receipts/receipt-cursor';
 import { ReceiptsService } from 'src/modules/receipts/receipts.service';
 import { receiptsProjector } from 'src/modules/receipts/receipts.projector';
-import { BATCH_LIMIT, monthStart, PROJECT_SHARDS, StreamsService } from 'src/modules/streams/streams.service';
-import { EVENT_TOTALS, TOTALS_FIELDS, usageProjector } from 'src/modules/usage/usage.projector';
+import { BATCH_LIMIT, monthStart, PROJECT_SHARDS, StreamProjector, StreamsService } from 'src/modules/streams/streams.service';
+import { DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, usageProjector } from 'src/modules/usage/usage.projector';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { UsageService } from 'src/modules/usage/usage.service';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
@@ -45,6 +55,10 @@ const INGEST = Number(process.env.BENCH_INGEST ?? 100_000);
 const WORKSPACES = 1000;
 const BUSY = 'ws_bench_0000';
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+const BUSY_HOUR_EVENTS = Number(process.env.BENCH_BUSY_EVENTS ?? 3_600_000);
+const BEFORE_PROJECTOR = process.env.BENCH_BEFORE_PROJECTOR;
 const PRODUCER = join(__dirname, 'stream-producer.ts');
 
 async function p95(iterations: number, work: () => Promise<unknown>): Promise<number> {
@@ -87,6 +101,31 @@ async function backendCpu(ds: DataSource): Promise<Map<number, number>> {
   return out;
 }
 
+/** The rollup rows of every event of `source` at both levels (hourly per dimension, per minute per combination), added to those already there. */
+const rollupsOf = (source: string) => {
+  const totals = `${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)`;
+  const add = `${TOTALS_FIELDS.map((f) => `${f} = r.${f} + EXCLUDED.${f}`).join(', ')}`;
+  const columns = Object.values(DIMENSIONS).join(', ');
+  return [
+    `INSERT INTO usage_rollups AS r (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
+     SELECT workspace_id, d.dim, date_trunc('hour', occurred_at, 'UTC'), d.value, ${totals}
+     FROM ${source} CROSS JOIN LATERAL (VALUES ${Object.entries(DIMENSIONS).map(([dim, column]) => `('${dim}', ${column})`).join(', ')}) AS d(dim, value)
+     GROUP BY 1, 2, 3, 4
+     ON CONFLICT (workspace_id, dim, bucket, value) DO UPDATE SET ${add}`,
+    `INSERT INTO usage_minute_rollups AS r (workspace_id, bucket, ${columns}, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
+     SELECT workspace_id, date_trunc('minute', occurred_at, 'UTC'), ${columns}, ${totals}
+     FROM ${source} GROUP BY 1, 2, ${columns}
+     ON CONFLICT (workspace_id, bucket, ${columns}) DO UPDATE SET ${add}`,
+  ];
+};
+
+/**
+ * State and decision of a receipt revision (the head is the odd i): in every workspace 1 invocation
+ * in 100 denied, 1 in 50 awaiting approval, the others completed (in flight at revision 1).
+ */
+const HEAD_STATE = `CASE WHEN i % 2 = 0 THEN 'in_flight' WHEN (i / 2) % 1000 = 70 THEN 'denied' WHEN (i / 2) % 500 = 30 THEN 'awaiting_approval' ELSE 'completed' END,
+              CASE WHEN (i / 2) % 1000 = 70 THEN 'deny' WHEN (i / 2) % 500 = 30 THEN 'approval_required' ELSE 'allow' END`;
+
 /** Seeds raw rows in PostgreSQL with generate_series, then derives rollups, heads and counters as ingestion would. */
 async function seed(ds: DataSource, now: Date): Promise<void> {
   console.log(`seeding ${ROWS} usage events and ${ROWS} receipt revisions across ${WORKSPACES} workspaces`);
@@ -118,7 +157,7 @@ async function seed(ds: DataSource, now: Date): Promise<void> {
       `INSERT INTO receipt_revisions (workspace_id, invocation_id, receipt_revision, receipt_id, tool, key_id, connection_id, state, decision, dispatch_state,
               evidence_trust, verification_state, verification_method, usd_micros, attempt_count, latency_ms, occurred_at, updated_at, envelope)
        SELECT ${ws.replaceAll('i %', '(i / 2) %')}, 'inv_' || (i / 2), 1 + i % 2, 'rcp_' || i, 'tool_' || (i % 30), 'key_' || (i % 20), 'conn_' || (i % 5),
-              CASE WHEN i % 2 = 1 THEN 'completed' ELSE 'in_flight' END, 'allow', 'accepted', 'gateway_observed', 'not_required', 'none', i % 5000, 1, i % 900,
+              ${HEAD_STATE}, 'accepted', 'gateway_observed', 'not_required', 'none', i % 5000, 1, i % 900,
               ${at.replace('i::bigint', '(i / 2 * 2)::bigint')}, ${at}, '{"routing":{"candidates":[]}}'
        FROM generate_series($3::bigint, $4::bigint) i`,
       [from, ROWS, start, end],
@@ -128,12 +167,7 @@ async function seed(ds: DataSource, now: Date): Promise<void> {
   // The two big aggregations sort or hash tens of millions of rows: give them memory.
   await ds.transaction(async (m) => {
     await m.query(`SET LOCAL work_mem = '1GB'`);
-    await m.query(
-      `INSERT INTO usage_rollups (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
-       SELECT workspace_id, d.dim, date_trunc('hour', occurred_at, 'UTC'), d.value, ${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)
-       FROM usage_events CROSS JOIN LATERAL (VALUES ('kind', kind), ('key', key_id), ('model', model), ('provider', provider), ('tool', tool)) AS d(dim, value)
-       GROUP BY 1, 2, 3, 4`,
-    );
+    for (const statement of rollupsOf('usage_events')) await m.query(statement);
     await m.query(
       `INSERT INTO receipt_heads (workspace_id, invocation_id, receipt_revision, receipt_id, tool, key_id, connection_id, state, decision, dispatch_state,
               evidence_trust, verification_state, verification_method, usd_micros, attempt_count, latency_ms, occurred_at, updated_at)
@@ -144,6 +178,87 @@ async function seed(ds: DataSource, now: Date): Promise<void> {
   });
   await ds.query(`INSERT INTO receipt_counters SELECT workspace_id, count(*), max(occurred_at) FROM receipt_heads GROUP BY workspace_id`);
   await ds.query(`VACUUM ANALYZE`);
+}
+
+/**
+ * The busy hour: BUSY_HOUR_EVENTS more events of the busy workspace spread evenly over now's hour
+ * up to now (none in the future, as in production), added to both rollup levels as the projection
+ * adds them. Answers the events' spacing in milliseconds.
+ */
+async function busyHour(ds: DataSource, now: Date): Promise<number> {
+  const start = new Date(Math.floor(now.getTime() / HOUR) * HOUR);
+  const spacing = (now.getTime() - start.getTime()) / BUSY_HOUR_EVENTS;
+  const began = process.hrtime.bigint();
+  await ds.transaction(async (m) => {
+    await m.query(`SET LOCAL work_mem = '512MB'`);
+    await m.query(
+      `CREATE TEMP TABLE busy_hour ON COMMIT DROP AS
+       SELECT '${BUSY}'::text AS workspace_id, $1::timestamptz + (floor(i * $3::float8) || ' milliseconds')::interval AS occurred_at, 'evt_busy_' || i AS event_id, now() AS ingested_at,
+              CASE WHEN i % 3 = 0 THEN 'tool' ELSE 'llm' END AS kind, 'key_' || (i % 20) AS key_id,
+              CASE WHEN i % 3 = 0 THEN NULL ELSE 'model_' || (i % 6) END AS model, CASE WHEN i % 3 = 0 THEN NULL ELSE 'provider_' || (i % 3) END AS provider,
+              CASE WHEN i % 3 = 0 THEN 'tool_' || (i % 30) END AS tool, i % 17 <> 0 AS pricing_known,
+              CASE WHEN i % 41 = 0 THEN 'failure' WHEN i % 37 = 0 THEN 'partial' ELSE 'ok' END AS outcome,
+              (i % 5000)::bigint AS usd_micros, (i % 900)::bigint AS tokens_in, (i % 700)::bigint AS tokens_out, (i % 50)::bigint AS tokens_cached, (i % 30)::bigint AS tokens_reasoning
+       FROM generate_series(0, $2 - 1) i`,
+      [start, BUSY_HOUR_EVENTS, spacing],
+    );
+    await m.query(
+      `INSERT INTO usage_events (workspace_id, occurred_at, event_id, ingested_at, kind, key_id, model, provider, tool, pricing_known, outcome, usd_micros, tokens_in, tokens_out, tokens_cached, tokens_reasoning)
+       SELECT * FROM busy_hour`,
+    );
+    for (const statement of rollupsOf('busy_hour')) await m.query(statement);
+  });
+  await ds.query(`VACUUM ANALYZE usage_events, usage_rollups, usage_minute_rollups`);
+  console.log(
+    `busy hour: ${BUSY_HOUR_EVENTS} events of ${BUSY} from ${start.toISOString()} to ${now.toISOString()} (${(1000 / spacing).toFixed(0)} a second) added in ${(Number(process.hrtime.bigint() - began) / 1e9).toFixed(0)} s`,
+  );
+  return spacing;
+}
+
+/**
+ * Summaries of the busy workspace over windows ending now, ending at the last millisecond of the
+ * minute before now's (nearly a whole minute of raw events at the edge: the worst case) and
+ * hour-aligned (ending at the end of the busy hour), each beside the raw GROUP BY of the same window.
+ */
+async function busyHourSummaries(ds: DataSource, usage: UsageService, now: Date, spacing: number): Promise<void> {
+  const rawSummary = (from: Date, to: Date) =>
+    ds.query(
+      `SELECT model, ${TOTALS_FIELDS.map((f) => `${EVENT_TOTALS[f]}::text`).join(', ')} FROM usage_events WHERE workspace_id = $1 AND occurred_at >= $2 AND occurred_at < $3 GROUP BY model`,
+      [BUSY, from, to],
+    );
+  const lastOfMinute = new Date(Math.floor(now.getTime() / MINUTE) * MINUTE - 1);
+  const hourEnd = new Date(Math.floor(now.getTime() / HOUR) * HOUR + HOUR);
+  const lengths = [['1 h', HOUR], ['24 h', DAY], ['30 d - 17 min', 30 * DAY - 17 * MINUTE]] as const;
+  const aligned = new Map<string, number>();
+  for (const [name, length] of lengths) {
+    const hours = Math.max(1, Math.floor(length / HOUR));
+    const window = { from: new Date(hourEnd.getTime() - hours * HOUR), to: hourEnd };
+    aligned.set(name, await p95(100, () => usage.summary(BUSY, { window, groupBy: 'model', limit: 50 })));
+    const raw = await p95(length > DAY ? 3 : 10, () => rawSummary(window.from, window.to));
+    report(`busy: ${hours} h hour-aligned p95`, aligned.get(name)!, 'ms', raw, 'baseline: raw GROUP BY of the same window');
+  }
+  for (const [end, label] of [[now, 'ending now'], [lastOfMinute, 'ending at a past :59.999']] as const) {
+    for (const [name, length] of lengths) {
+      const window = { from: new Date(end.getTime() - length), to: end };
+      const summary = await p95(100, () => usage.summary(BUSY, { window, groupBy: 'model', limit: 50 }));
+      const raw = await p95(length > DAY ? 3 : 10, () => rawSummary(window.from, window.to));
+      report(`busy: ${name} ${label} p95`, summary, 'ms', raw, `baseline: raw GROUP BY; ${(summary / aligned.get(name)!).toFixed(2)}x hour-aligned; target < 50 ms, <= 2x`);
+    }
+  }
+  const edge = (end: Date) => Math.round((end.getTime() - Math.floor(end.getTime() / MINUTE) * MINUTE) / spacing);
+  console.log(
+    `busy: events in the newest edge's sub-minute remainder: ${edge(now)} ending now (read from the minute rollup: none lies after now), ~${edge(lastOfMinute)} ending at a past :59.999 (read raw)`,
+  );
+}
+
+/** Receipts list first pages filtered by state or decision of the busy workspace vs the unfiltered one. */
+async function filteredReceipts(receipts: ReceiptsService, label: string): Promise<void> {
+  const query = (extra: Partial<ReceiptsQueryDto>) => Object.assign(new ReceiptsQueryDto(), { limit: 50 }, extra);
+  const unfiltered = await p95(200, () => receipts.list(BUSY, query({})));
+  for (const filter of [{ state: 'completed' }, { state: 'denied' }, { state: 'awaiting_approval' }, { state: 'rate_limited' }, { decision: 'allow' }, { decision: 'deny' }, { decision: 'approval_required' }] as Partial<ReceiptsQueryDto>[]) {
+    const filtered = await p95(200, () => receipts.list(BUSY, query(filter)));
+    report(`receipts ${Object.entries(filter)[0].join('=')} ${label} p95`, filtered, 'ms', unfiltered, 'baseline: unfiltered first page; target <= 2x');
+  }
 }
 
 /** Receipt revision entries as the gateway writes them, `tag` keeping their ids apart from other phases'. */
@@ -205,12 +320,12 @@ async function timedIngestion(ds: DataSource, redis: RedisClientType, streams: S
   return { rate, postgresCpu: perThousand(postgresCpu), nodeCpu: perThousand((node.user + node.system) / 1000), redisCpu: perThousand(redisUsed), producerCpu: perThousand(producerCpu) };
 }
 
-async function ingest(ds: DataSource, redis: RedisClientType, streams: StreamsService, prefix: string, now: Date) {
+async function ingest(ds: DataSource, redis: RedisClientType, streams: StreamsService, prefix: string, now: Date, tag = 'ingest') {
   const at = (i: number) => new Date(now.getTime() - (i % 1000) * 1000).toISOString();
-  const receipts = receiptEntries(now, 'ingest');
+  const receipts = receiptEntries(now, tag);
   const usage = Array.from({ length: INGEST * 2 }, (_, i) =>
     JSON.stringify({
-      event_id: `evt_ingest_${i}`, workspace_id: `ws_bench_${String(i % WORKSPACES).padStart(4, '0')}`, kind: 'llm', key_id: `key_${i % 20}`,
+      event_id: `evt_${tag}_${i}`, workspace_id: `ws_bench_${String(i % WORKSPACES).padStart(4, '0')}`, kind: 'llm', key_id: `key_${i % 20}`,
       model: `model_${i % 6}`, provider: 'provider_1', tool: null, pricing_status: 'known', usd_micros: 3, tokens_in: 10, tokens_out: 5,
       tokens_cached: 0, tokens_reasoning: 0, outcome: 'ok', occurred_at: at(i),
     }),
@@ -221,7 +336,7 @@ async function ingest(ds: DataSource, redis: RedisClientType, streams: StreamsSe
     // Baseline: the same rows, batched INSERT (batches of BATCH_LIMIT, one connection) into a bare
     // copy of the table (no stream, no parsing, no indexes, no projection).
     const table = stream === 'receipts' ? 'receipt_revisions' : 'usage_events';
-    await ds.query(`CREATE TABLE bare_${table} (LIKE ${table})`);
+    await ds.query(`DROP TABLE IF EXISTS bare_${table}; CREATE TABLE bare_${table} (LIKE ${table})`);
     const parsed = entries.map((e) => JSON.parse(e));
     const bareStart = process.hrtime.bigint();
     for (let i = 0; i < parsed.length; i += BATCH_LIMIT) {
@@ -245,6 +360,41 @@ async function ingest(ds: DataSource, redis: RedisClientType, streams: StreamsSe
     results[stream] = { ...ingested, baseline: parsed.length / (Number(process.hrtime.bigint() - bareStart) / 1e9) };
   }
   return results;
+}
+
+/** The receipt filter indexes (migration 1763769681000), dropped for the before side. */
+const FILTER_INDEXES = {
+  drop: `DROP INDEX receipt_heads_state_idx, receipt_heads_decision_idx`,
+  create: `CREATE INDEX receipt_heads_state_idx ON receipt_heads (workspace_id, state, occurred_at, receipt_id) WHERE state <> 'completed';
+           CREATE INDEX receipt_heads_decision_idx ON receipt_heads (workspace_id, decision, occurred_at, receipt_id) WHERE decision <> 'allow'`,
+};
+
+/**
+ * Ingestion before and after in one run, alternating four rounds: before = the usage projector of
+ * BENCH_BEFORE_PROJECTOR (hourly rollups only) and receipt heads without the filter indexes, after
+ * = this code. Each round ingests fresh ids.
+ */
+async function ingestRounds(ds: DataSource, redis: RedisClientType, config: ReturnType<typeof loadConfig>, workspaces: WorkspacesService, after: StreamsService, prefix: string, now: Date) {
+  const { usageProjector: beforeUsage } = require(BEFORE_PROJECTOR!) as { usageProjector: StreamProjector<unknown> };
+  const before = new StreamsService(ds, redis, config, new MetricsService(config), workspaces);
+  before.register(receiptsProjector);
+  before.register(beforeUsage);
+  const rows: string[] = [];
+  for (const round of ['before1', 'after1', 'before2', 'after2', 'before3', 'after3']) {
+    const isBefore = round.startsWith('before');
+    if (isBefore) await ds.query(FILTER_INDEXES.drop);
+    const r = await ingest(ds, redis, isBefore ? before : after, prefix, now, round);
+    if (isBefore) await ds.query(FILTER_INDEXES.create);
+    const load = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+    rows.push(
+      `| ${round} | ${r.receipts.rate.toFixed(0)} | ${r.receipts.baseline.toFixed(0)} | ${(r.receipts.rate / r.receipts.baseline).toFixed(2)} | ` +
+        `${r.usage.rate.toFixed(0)} | ${r.usage.baseline.toFixed(0)} | ${(r.usage.rate / r.usage.baseline).toFixed(2)} | ` +
+        `${r.receipts.postgresCpu.toFixed(0)} / ${r.usage.postgresCpu.toFixed(0)} | ${load} |`,
+    );
+    console.log(rows[rows.length - 1]);
+  }
+  await before.onApplicationShutdown();
+  console.log(['| round | receipts/s | bare | ratio | usage/s | bare | ratio | PostgreSQL ms per 1,000 (receipts / usage) | load |', ...rows].join('\n'));
 }
 
 /**
@@ -344,6 +494,8 @@ async function main(): Promise<void> {
       ),
     );
     report('usage summary 30 days, busy ws p95', summary, 'ms', raw, 'baseline: raw GROUP BY over usage_events; target < 50 ms');
+    const spacing = await busyHour(ds, now);
+    await busyHourSummaries(ds, usage, now, spacing);
 
     const receipts = new ReceiptsService(ds, null as never, null as never);
     const query = (extra: Partial<ReceiptsQueryDto>) => Object.assign(new ReceiptsQueryDto(), { limit: 50 }, extra);
@@ -356,11 +508,18 @@ async function main(): Promise<void> {
     const offset = await p95(20, () => ds!.query(`SELECT * FROM receipt_heads WHERE workspace_id = $1 ORDER BY occurred_at DESC, receipt_id DESC OFFSET $2 LIMIT 50`, [BUSY, depth]));
     report('receipts first page p95', first, 'ms', offset, 'baseline: OFFSET page at the deep position; target < 20 ms');
     report(`receipts keyset page at ${depth} p95`, deepPage, 'ms', offset, 'baseline: the same page with OFFSET; target < 20 ms');
+    const [{ heads: busyHeads }] = await ds.query(`SELECT count(*)::int AS heads FROM receipt_heads WHERE workspace_id = $1`, [BUSY]);
+    console.log(`receipts filtered: ${busyHeads} receipts in ${BUSY}`);
+    await filteredReceipts(receipts, 'indexed');
+    await ds.query(FILTER_INDEXES.drop);
+    await filteredReceipts(receipts, 'no index');
+    await ds.query(FILTER_INDEXES.create);
 
     const workspaces = new WorkspacesService(ds, null as never, null as never, null as never, null as never, config);
     const streams = new StreamsService(ds, redis, config, new MetricsService(config), workspaces);
     streams.register(receiptsProjector);
     streams.register(usageProjector);
+    if (BEFORE_PROJECTOR) await ingestRounds(ds, redis, config, workspaces, streams, prefix, now);
     const rates = await ingest(ds, redis, streams, prefix, now);
     report('ingest receipts, revisions/s', rates.receipts.rate, '/s', rates.receipts.baseline, 'XADD to queryable; baseline: bare batched INSERT; target >= 15000');
     report('ingest usage, events/s', rates.usage.rate, '/s', rates.usage.baseline, 'XADD to queryable; baseline: bare batched INSERT; target >= 30000');

@@ -1,4 +1,6 @@
-import { monthStart } from 'src/modules/streams/streams.service';
+import fc from 'fast-check';
+import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
+import { usageProjector } from 'src/modules/usage/usage.projector';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { GatewayStreams, uid, usageEvent } from 'test/support/streams';
 
@@ -213,6 +215,136 @@ describe('usage read model', () => {
     });
   });
 
+  describe('summary over hours, minutes and raw edges', () => {
+    const DIMS = { kind: 'kind', key: 'key_id', model: 'model', provider: 'provider', tool: 'tool' } as const;
+    /** Every total, overall and per group value, equals the brute-force sum of the events inside. */
+    const expectExact = async (ws: Operator, all: Event[], from: string, to: string, groupBy: keyof typeof DIMS) => {
+      const res = await summary(ws, { from, to, group_by: groupBy, limit: 200 }).expect(200);
+      const inside = all.filter((e) => e.occurred_at >= from && e.occurred_at < to);
+      expect(res.body.totals).toEqual(expectedTotals(inside));
+      const values = [...new Set(inside.map((e) => (e as Record<string, unknown>)[DIMS[groupBy]] as string | null))];
+      expect(res.body.groups).toEqual(
+        values
+          .sort((a, b) => (a === null ? 1 : b === null ? -1 : Buffer.compare(Buffer.from(a), Buffer.from(b))))
+          .map((value) => ({ value, totals: expectedTotals(inside.filter((e) => (e as Record<string, unknown>)[DIMS[groupBy]] === value)) })),
+      );
+    };
+    /** A time `ms` after BASE (within three hours either side), to the millisecond. */
+    const offset = fc.integer({ min: -3 * HOUR, max: 3 * HOUR });
+    const time = (ms: number) => new Date(BASE.getTime() + ms).toISOString();
+    /** Events clustered on a few minutes (so minutes and hours hold several) and spread over six hours. */
+    const eventArb = (ws: string) =>
+      fc
+        .record({
+          at: fc.oneof(offset, fc.constantFrom(-HOUR, 0, 59_999, 60_000, HOUR - 1, HOUR).chain((c) => fc.integer({ min: c - 90_000, max: c + 90_000 }))),
+          kind: fc.constantFrom('llm', 'tool'),
+          key: fc.constantFrom('key_a', 'key_b', null),
+          model: fc.constantFrom('m1', 'm2', null),
+          pricing: fc.constantFrom('known', 'unknown'),
+          outcome: fc.constantFrom('ok', 'partial', 'failure'),
+          usd: fc.integer({ min: 0, max: 1_000_000 }),
+          tokens: fc.integer({ min: 0, max: 10_000 }),
+        })
+        .map((r) =>
+          usageEvent(ws, {
+            occurred_at: time(r.at), kind: r.kind, key_id: r.key, model: r.model, provider: r.model && `p_${r.model}`, tool: r.kind === 'tool' ? 't1' : null,
+            pricing_status: r.pricing, outcome: r.outcome, usd_micros: r.usd, tokens_in: r.tokens, tokens_out: r.tokens + 1, tokens_cached: r.tokens % 7, tokens_reasoning: r.tokens % 3,
+          }),
+        );
+    /** Windows whose edges fall on hours, on minutes, inside a minute, or anywhere; some hold no event. */
+    const edge = fc.oneof(
+      offset,
+      fc.integer({ min: -3, max: 3 }).map((h) => h * HOUR),
+      fc.integer({ min: -180, max: 180 }).map((m) => m * 60_000),
+      fc.integer({ min: -180, max: 180 }).chain((m) => fc.integer({ min: 1, max: 59_999 }).map((ms) => m * 60_000 + ms)),
+    );
+    const windowArb = fc.tuple(edge, edge).filter(([a, b]) => a !== b).map(([a, b]) => (a < b ? [a, b] : [b, a]));
+    const groupArb = fc.constantFrom(...(Object.keys(DIMS) as (keyof typeof DIMS)[]));
+
+    it('sums exactly for any window, each event set ingested in several batches', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.context(),
+          fc.integer({ min: 1, max: 3 }),
+          fc.array(fc.tuple(windowArb, groupArb), { minLength: 8, maxLength: 8 }),
+          fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+          async (ctx, batches, windows, seed) => {
+            const ws = await t.signIn();
+            const all = fc.sample(fc.array(eventArb(ws.workspaceId), { minLength: 0, maxLength: 60 }), { seed, numRuns: 1 })[0];
+            ctx.log(`${all.length} events in ${batches} batches`);
+            for (let b = 0; b < batches; b++) {
+              const part = all.filter((_, i) => i % batches === b);
+              if (part.length > 0) await ingest(...part);
+            }
+            for (const [[from, to], groupBy] of windows) await expectExact(ws, all, time(from), time(to), groupBy);
+          },
+        ),
+        { numRuns: 12 },
+      );
+    });
+
+    it('sums exactly over windows that start and end inside one minute, an hour, or touch no event', async () => {
+      const ws = await t.signIn();
+      const all = [0, 1, 59_999, 60_000, 61_500, HOUR - 1, HOUR, HOUR + 30_000, 2 * HOUR + 59 * 60_000 + 59_999].map((ms, i) =>
+        usageEvent(ws.workspaceId, { occurred_at: time(ms), usd_micros: 10 + i, model: i % 2 ? 'm1' : null }),
+      );
+      await ingest(...all);
+      for (const [from, to] of [
+        [1, 59_999], [1, 60_000], [0, 1], [59_999, 61_500], [61_000, 62_000], [30_000, HOUR + 30_001], [HOUR - 1, HOUR + 1],
+        [-HOUR, -1], [-90_000, -30_000], [30 * 60_000 + 1, 31 * 60_000 - 1], [HOUR + 30_001, 2 * HOUR + 59 * 60_000 + 59_999], [2 * HOUR, 3 * HOUR],
+      ]) {
+        await expectExact(ws, all, time(from), time(to), 'model');
+      }
+    });
+
+    it('sums exactly over windows ending now, reaching into the future, and wholly in the future', async () => {
+      const ws = await t.signIn();
+      const now = Date.now();
+      const all = [-2 * HOUR - 1, -HOUR + 5, -61_000, -60_000, -1_500, -1].map((ms, i) =>
+        usageEvent(ws.workspaceId, { occurred_at: new Date(now + ms).toISOString(), usd_micros: 100 + i }),
+      );
+      await ingest(...all);
+      const around = (a: number, b: number) => [new Date(now + a).toISOString(), new Date(now + b).toISOString()] as const;
+      for (const [from, to] of [
+        around(-HOUR, 0), around(-HOUR, 60_000), around(-24 * HOUR, 0), around(-30 * 24 * HOUR + 17 * 60_000, 0),
+        around(-HOUR, HOUR), around(1, HOUR), around(HOUR, 3 * HOUR), around(24 * HOUR, 48 * HOUR),
+      ]) {
+        await expectExact(ws, all, from, to, 'kind');
+      }
+    });
+
+    it('rolls each inserted event up once per minute and per hour, in the same statement as the event', async () => {
+      const ws = await t.signIn();
+      const first = usageEvent(ws.workspaceId, { occurred_at: time(61_000), usd_micros: 5, model: 'm1' });
+      const second = usageEvent(ws.workspaceId, { occurred_at: time(119_999), usd_micros: 7, model: 'm1' });
+      const third = usageEvent(ws.workspaceId, { occurred_at: time(120_000), usd_micros: 11, model: null });
+      await ingest(first, second, third, first);
+      await ingest(second);
+      const minutes = await t.db.query(
+        `SELECT bucket, kind, key_id, model, provider, tool, event_count::int, usd_micros::int FROM usage_minute_rollups WHERE workspace_id = $1 ORDER BY bucket, model NULLS LAST`,
+        [ws.workspaceId],
+      );
+      // One minute row per combination of the dimensions' values (the events differ only in model).
+      const combination = (e: Event) => ({ kind: e.kind, key_id: e.key_id ?? null, model: e.model ?? null, provider: e.provider ?? null, tool: e.tool ?? null });
+      expect(minutes).toEqual([
+        { bucket: new Date(time(60_000)), ...combination(first), event_count: 2, usd_micros: 12 },
+        { bucket: new Date(time(120_000)), ...combination(third), event_count: 1, usd_micros: 11 },
+      ]);
+      const hours = await t.db.query(
+        `SELECT dim, bucket, value, event_count::int, usd_micros::int FROM usage_rollups WHERE workspace_id = $1 ORDER BY dim, value NULLS LAST`,
+        [ws.workspaceId],
+      );
+      expect(hours.filter((r: { dim: string }) => r.dim === 'model')).toEqual([
+        { dim: 'model', bucket: BASE, value: 'm1', event_count: 2, usd_micros: 12 },
+        { dim: 'model', bucket: BASE, value: null, event_count: 1, usd_micros: 11 },
+      ]);
+      // Every dimension of the hourly level holds the three events once.
+      expect(Object.fromEntries(Object.keys(DIMS).map((d) => [d, hours.filter((r: { dim: string }) => r.dim === d).reduce((n: number, r: { event_count: number }) => n + r.event_count, 0)]))).toEqual({
+        kind: 3, key: 3, model: 3, provider: 3, tool: 3,
+      });
+    });
+  });
+
   describe('validation', () => {
     it.each([
       ['a missing from', { to: at(1) }, ['query', 'from'], 'missing'],
@@ -262,6 +394,38 @@ describe('usage read model', () => {
       } finally {
         await t.db.query(`UPDATE workspaces SET frozen = false WHERE id = $1`, [owner.workspaceId]);
       }
+    });
+  });
+
+  // Last: maintenance drops the partitions of BASE's month for every workspace of this suite.
+  describe('retention', () => {
+    const count = async (table: string, ws: string) =>
+      (await t.db.query(`SELECT count(*)::int AS n FROM ${table} WHERE workspace_id = $1`, [ws]))[0].n as number;
+
+    it('deletes old rollups of both levels in steps of at most the limit, and nothing newer', async () => {
+      const ws = await t.signIn();
+      await ingest(...[0, 1, 2].map((h) => usageEvent(ws.workspaceId, { occurred_at: at(h * 60 + 1), model: `m${h}` })));
+      // Hourly: one row per dimension and hour; per minute: one per combination and minute.
+      expect([await count('usage_rollups', ws.workspaceId), await count('usage_minute_rollups', ws.workspaceId)]).toEqual([15, 3]);
+      const cutoff = new Date(at(120));
+      const step = () => t.db.transaction((m) => usageProjector.retain(m, ws.workspaceId, cutoff, 4));
+      // 10 hourly and 2 minute rows older than the cutoff, 4 at a time across both levels, then none.
+      expect([await step(), await step(), await step(), await step()]).toEqual([4, 4, 4, 0]);
+      expect([await count('usage_rollups', ws.workspaceId), await count('usage_minute_rollups', ws.workspaceId)]).toEqual([5, 1]);
+      expect((await summary(ws, { from: at(0), to: at(180) }).expect(200)).body.totals.event_count).toBe(1);
+    });
+
+    it('maintenance retains the minute rollups with the hourly ones, keeping the months inside retention', async () => {
+      const ws = await t.signIn();
+      const now = new Date().toISOString();
+      await ingest(usageEvent(ws.workspaceId, { occurred_at: at(5) }), usageEvent(ws.workspaceId, { occurred_at: now }));
+      const later = monthStart(BASE, t.config.readModelRetentionMonths + 1);
+      expect((await t.app.get(StreamsService).maintain(later))!.failed).toEqual([]);
+      expect([await count('usage_rollups', ws.workspaceId), await count('usage_minute_rollups', ws.workspaceId)]).toEqual([5, 1]);
+      const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM usage_minute_rollups WHERE bucket < $1`, [monthStart(later, -t.config.readModelRetentionMonths)]);
+      expect(n).toBe(0);
+      const res = await summary(ws, { from: new Date(Date.parse(now) - HOUR).toISOString(), to: new Date(Date.parse(now) + 1).toISOString() }).expect(200);
+      expect(res.body.totals.event_count).toBe(1);
     });
   });
 });

@@ -25,6 +25,7 @@ import { ReceiptRevision } from 'src/modules/receipts/entities/receipt-revision.
 import { UsageEvent } from 'src/modules/usage/entities/usage-event.entity';
 import { UsageGap } from 'src/modules/usage/entities/usage-gap.entity';
 import { UsageRollup } from 'src/modules/usage/entities/usage-rollup.entity';
+import { UsageMinuteRollup } from 'src/modules/usage/entities/usage-minute-rollup.entity';
 import { ParkedStreamEntry } from 'src/modules/streams/entities/parked-stream-entry.entity';
 import { CatalogSession } from 'src/modules/connections/entities/catalog-session.entity';
 import { Connection } from 'src/modules/connections/entities/connection.entity';
@@ -73,6 +74,7 @@ export const ENTITIES = [
   UsageEvent,
   UsageGap,
   UsageRollup,
+  UsageMinuteRollup,
   ParkedStreamEntry,
   CatalogSession,
   Connection,

@@ -69,7 +69,11 @@ export class ReceiptsService implements OnModuleInit {
       values.push(...params);
       where.push(clause(values.length - params.length + 1));
     };
-    for (const column of ['state', 'evidence_trust', 'verification_state', 'decision', 'tool', 'key_id', 'connection_id'] as const) {
+    // State and decision are checked against their closed vocabularies above and written into the
+    // statement: the partial filter indexes serve only values the plan itself can tell apart from
+    // the common one, which a generic plan of `state = $n` cannot.
+    for (const column of ['state', 'decision'] as const) if (q[column] !== undefined) where.push(`${column} = '${q[column]}'`);
+    for (const column of ['evidence_trust', 'verification_state', 'tool', 'key_id', 'connection_id'] as const) {
       if (q[column] !== undefined) add((n) => `${column} = $${n}`, q[column]);
     }
     if (window) add((n) => `occurred_at >= $${n} AND occurred_at < $${n + 1}`, window.from, window.to);

@@ -7,7 +7,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { UsageEvent } from 'src/modules/usage/entities/usage-event.entity';
 import { UsageGap } from 'src/modules/usage/entities/usage-gap.entity';
 import { UsageRollup } from 'src/modules/usage/entities/usage-rollup.entity';
+import { UsageMinuteRollup } from 'src/modules/usage/entities/usage-minute-rollup.entity';
 
-/** Usage read model: projected from `{prefix}:usage` into raw events and hourly rollups. */
-@Module({ imports: [TypeOrmModule.forFeature([UsageEvent, UsageGap, UsageRollup]), KeysModule, StreamsModule], controllers: [UsageController], providers: [UsageService] })
+/** Usage read model: projected from `{prefix}:usage` into raw events, hourly and per-minute rollups. */
+@Module({ imports: [TypeOrmModule.forFeature([UsageEvent, UsageGap, UsageRollup, UsageMinuteRollup]), KeysModule, StreamsModule], controllers: [UsageController], providers: [UsageService] })
 export class UsageModule {}

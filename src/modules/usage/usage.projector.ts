@@ -74,10 +74,19 @@ export const TOTALS_FIELDS = Object.keys(EVENT_TOTALS) as TotalsField[];
 export const DIMENSIONS = { kind: 'kind', key: 'key_id', model: 'model', provider: 'provider', tool: 'tool' } as const;
 export type Dimension = keyof typeof DIMENSIONS;
 
+/** The event columns the rollups group on: one per dimension. */
+const DIMENSION_COLUMNS = Object.values(DIMENSIONS).join(', ');
+
+/** Adds each total of a rollup row (aliased `r`) to the row of its key. */
+const ADD_TOTALS = `
+    ${TOTALS_FIELDS.map((f) => `${f} = r.${f} + EXCLUDED.${f}`).join(', ')},
+    last_ingested_at = GREATEST(r.last_ingested_at, EXCLUDED.last_ingested_at)`;
+
 /**
- * Inserts the new events (a redelivered `event_id` is skipped), adds exactly the inserted ones
- * to the hourly rollup of every dimension and moves each named key's `last_used_at` forward, in
- * one statement.
+ * Inserts the new events (a redelivered `event_id` is skipped), adds exactly the inserted ones to
+ * the per-minute rollup (one row per minute and combination of the dimensions' values) and, from
+ * those rows, to the hourly rollup of every dimension (both levels always hold the same events),
+ * and moves each named key's `last_used_at` forward, in one statement.
  */
 // hand-written: the stream projection and its rollups, one batched statement (single-row writes are fsync-bound; bench/read-models).
 const PROJECT_EVENTS = `
@@ -87,16 +96,25 @@ const PROJECT_EVENTS = `
     ON CONFLICT DO NOTHING
     RETURNING *
   ),
+  minutes AS (
+    SELECT workspace_id, date_trunc('minute', occurred_at, 'UTC') AS bucket, ${DIMENSION_COLUMNS},
+           ${TOTALS_FIELDS.map((f) => `${EVENT_TOTALS[f]} AS ${f}`).join(', ')}, max(ingested_at) AS last_ingested_at
+    FROM inserted
+    GROUP BY workspace_id, bucket, ${DIMENSION_COLUMNS}
+  ),
+  minute_rollups AS (
+    INSERT INTO usage_minute_rollups AS r (workspace_id, bucket, ${DIMENSION_COLUMNS}, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
+    SELECT * FROM minutes ORDER BY workspace_id, bucket, ${DIMENSION_COLUMNS}
+    ON CONFLICT (workspace_id, bucket, ${DIMENSION_COLUMNS}) DO UPDATE SET ${ADD_TOTALS}
+  ),
   key_use AS (${recordKeyUse('inserted')})
   INSERT INTO usage_rollups AS r (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
-  SELECT workspace_id, d.dim, date_trunc('hour', occurred_at, 'UTC'), d.value, ${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)
-  FROM inserted
+  SELECT workspace_id, d.dim, date_trunc('hour', bucket, 'UTC'), d.value, ${TOTALS_FIELDS.map((f) => `sum(${f})`).join(', ')}, max(last_ingested_at)
+  FROM minutes
   CROSS JOIN LATERAL (VALUES ${Object.entries(DIMENSIONS).map(([dim, column]) => `('${dim}', ${column})`).join(', ')}) AS d(dim, value)
   GROUP BY 1, 2, 3, 4
   ORDER BY 1, 2, 3, 4
-  ON CONFLICT (workspace_id, dim, bucket, value) DO UPDATE SET
-    ${TOTALS_FIELDS.map((f) => `${f} = r.${f} + EXCLUDED.${f}`).join(', ')},
-    last_ingested_at = GREATEST(r.last_ingested_at, EXCLUDED.last_ingested_at)`;
+  ON CONFLICT (workspace_id, dim, bucket, value) DO UPDATE SET ${ADD_TOTALS}`;
 
 /** Reads a usage event or a gap marker of `{prefix}:usage` (CONTRACT.md 4.4). */
 export function parseUsageEntry(r: EntryReader): UsageEntry {
@@ -182,18 +200,26 @@ export const usageProjector: StreamProjector<UsageEntry> = {
     await insertGaps(manager, gaps);
   },
 
-  /** Rollups and gap markers older than the cutoff; raw events go with their partitions. */
+  /**
+   * Rollups of both levels and gap markers older than the cutoff, at most `limit` rollup rows in
+   * all; raw events go with their partitions.
+   */
   async retain(manager: EntityManager, workspaceId: string, cutoff: Date, limit: number) {
-    // ctid: the rollup key holds a nullable value, so its rows cannot be matched back by key with IN.
-    const [{ deleted }]: { deleted: number }[] = await manager.query(
-      `WITH gone AS (
-         DELETE FROM usage_rollups WHERE ctid = ANY(ARRAY(
-           SELECT ctid FROM usage_rollups WHERE workspace_id = $1 AND dim = ANY($4) AND bucket < $2 LIMIT $3
-         )) RETURNING 1
-       )
-       SELECT count(*)::int AS deleted FROM gone`,
-      [workspaceId, cutoff, limit, Object.keys(DIMENSIONS)],
-    );
+    let deleted = 0;
+    // ctid: both rollup keys hold nullable values, so their rows cannot be matched back by key with IN.
+    for (const [table, filter] of [['usage_rollups', 'AND dim = ANY($4)'], ['usage_minute_rollups', '']]) {
+      if (deleted === limit) break;
+      const [{ n }]: { n: number }[] = await manager.query(
+        `WITH gone AS (
+           DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
+             SELECT ctid FROM ${table} WHERE workspace_id = $1 ${filter} AND bucket < $2 LIMIT $3
+           )) RETURNING 1
+         )
+         SELECT count(*)::int AS n FROM gone`,
+        filter ? [workspaceId, cutoff, limit - deleted, Object.keys(DIMENSIONS)] : [workspaceId, cutoff, limit - deleted],
+      );
+      deleted += n;
+    }
     await manager.query(`DELETE FROM usage_gaps WHERE workspace_id = $1 AND to_at < $2`, [workspaceId, cutoff]);
     return deleted;
   },

@@ -21,34 +21,72 @@ type Totals = Record<TotalsField, bigint>;
 type SummaryRow = Record<TotalsField, string | null> & { is_total: number; value: string | null; freshness_at: Date | null };
 
 const CURSOR = { group_by: 'string', after: 'string' } as const;
-const ceilHour = (at: Date) => new Date(Math.ceil(at.getTime() / HOUR_MS) * HOUR_MS);
-const floorHour = (at: Date) => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
+const MINUTE_MS = 60_000;
+const ceilTo = (at: Date, ms: number) => new Date(Math.ceil(at.getTime() / ms) * ms);
+const floorTo = (at: Date, ms: number) => new Date(Math.floor(at.getTime() / ms) * ms);
 /** Group order: values by UTF-8 bytes (SQL `COLLATE "C"`), null last. */
 const after = (value: string | null, bound: string) => value === null || Buffer.compare(Buffer.from(value), Buffer.from(bound)) > 0;
 
 /**
- * Whole hours of the window come from the hourly rollups, the partial hours at its edges from the
- * raw events: exact for any window, and a 30-day window reads ~720 rollup rows per group value.
+ * Whole hours of the window come from the hourly rollups, whole minutes of its edge hours from the
+ * per-minute rollups and the sub-minute remainder at each edge from the raw events: exact for any
+ * window, a 30-day window reads ~720 hourly rows per group value and at most 118 minutes of
+ * minute rows (one per combination of the dimensions' values seen in the minute), and the raw
+ * events read are those of less than a minute at each edge, however busy the hour. At the end,
+ * where a window ending now has its edge, a bucket is read whole when no event of it lies at or
+ * after `to` (the rest of it is the future; an index probe tells): the hour's rollup when nothing
+ * lies in `[to, ceil_hour(to))`, else the last minute's rollup for the remainder when nothing lies
+ * in `[to, ceil_minute(to))`.
  */
-// hand-written: a named statement over the rollups and the partitioned raw events (a raw 30-day aggregate takes ~750 ms).
+// hand-written: a named statement over both rollup levels and the partitioned raw events (a raw 30-day aggregate takes ~750 ms).
 function summaryStatement(groupBy: Dimension) {
   const sums = TOTALS_FIELDS.map((f) => `sum(${f})::text AS ${f}`).join(', ');
+  const hours = (range: string) =>
+    `SELECT value AS g, ${TOTALS_FIELDS.join(', ')}, last_ingested_at AS fresh FROM usage_rollups WHERE workspace_id = $1 AND dim = '${groupBy}' AND ${range}`;
+  const minutes = (range: string) =>
+    `SELECT ${DIMENSIONS[groupBy]}, ${TOTALS_FIELDS.join(', ')}, last_ingested_at FROM usage_minute_rollups WHERE workspace_id = $1 AND ${range}`;
+  const raw = (range: string) =>
+    `SELECT ${DIMENSIONS[groupBy]}, ${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)
+     FROM usage_events WHERE workspace_id = $1 AND ${range} GROUP BY ${DIMENSIONS[groupBy]}`;
+  const nothingFrom = (end: string) => `NOT EXISTS (SELECT 1 FROM usage_events WHERE workspace_id = $1 AND occurred_at >= $7 AND occurred_at < ${end})`;
   return {
     name: `usage_summary_${groupBy}`,
     text: `
-      WITH source AS (
-        SELECT value AS g, ${TOTALS_FIELDS.join(', ')}, last_ingested_at AS fresh
-        FROM usage_rollups WHERE workspace_id = $1 AND dim = '${groupBy}' AND bucket >= $2 AND bucket < $3
+      WITH tail AS (
+        SELECT $9::boolean AND ${nothingFrom('$10')} AS whole_hour, ${nothingFrom('$8')} AS whole_minute
+      ),
+      source AS (
+        ${hours('bucket >= $2 AND bucket < $3')}
         UNION ALL
-        SELECT ${DIMENSIONS[groupBy]}, ${TOTALS_FIELDS.map((f) => EVENT_TOTALS[f]).join(', ')}, max(ingested_at)
-        FROM usage_events
-        WHERE workspace_id = $1 AND ((occurred_at >= $4 AND occurred_at < $5) OR (occurred_at >= $6 AND occurred_at < $7))
-        GROUP BY ${DIMENSIONS[groupBy]}
+        ${hours('bucket = $3 AND (SELECT whole_hour FROM tail)')}
+        UNION ALL
+        ${minutes('bucket >= $4 AND bucket < $2')}
+        UNION ALL
+        ${minutes('bucket >= $3 AND bucket < $5 AND NOT (SELECT whole_hour FROM tail)')}
+        UNION ALL
+        ${raw('occurred_at >= $6 AND occurred_at < $4')}
+        UNION ALL
+        ${raw('occurred_at >= $5 AND occurred_at < $7 AND NOT (SELECT whole_hour OR whole_minute FROM tail)')}
+        UNION ALL
+        ${minutes('bucket = $5 AND $5 < $7 AND (SELECT whole_minute AND NOT whole_hour FROM tail)')}
       )
       SELECT GROUPING(g) AS is_total, g AS value, ${sums}, max(fresh) AS freshness_at
       FROM source GROUP BY GROUPING SETS ((g), ())
       ORDER BY GROUPING(g), g COLLATE "C" NULLS LAST`,
   };
+}
+
+/**
+ * How a window splits over the levels: whole hours [hours.from, hours.to), whole minutes
+ * [minutes.from, hours.from) and [hours.to, minutes.to), raw events [from, minutes.from) and
+ * [minutes.to, to), each edge remainder shorter than a minute. A range holding no whole bucket
+ * is empty (from = to); the hour range sits at floor_hour(to) whenever the window reaches back to
+ * that hour's start (then [hours.to, to) is the window's part of that hour: `tailHour`).
+ */
+export function splitWindow({ from, to }: TimeWindow) {
+  const minutes = ceilTo(from, MINUTE_MS) <= floorTo(to, MINUTE_MS) ? { from: ceilTo(from, MINUTE_MS), to: floorTo(to, MINUTE_MS) } : { from: to, to };
+  const hours = ceilTo(from, HOUR_MS) <= floorTo(to, HOUR_MS) ? { from: ceilTo(from, HOUR_MS), to: floorTo(to, HOUR_MS) } : { from: minutes.to, to: minutes.to };
+  return { hours, minutes, tailHour: hours.to.getTime() % HOUR_MS === 0 && hours.to < to && hours.to >= from };
 }
 
 function toTotals(row: SummaryRow | undefined): Totals {
@@ -75,10 +113,9 @@ export class UsageService implements OnModuleInit {
       bound = cursor.after;
     }
     const { from, to } = q.window;
-    // Whole hours [inner.from, inner.to) from rollups; [from, inner.from) and [inner.to, to) from raw events.
-    const inner = ceilHour(from) <= floorHour(to) ? { from: ceilHour(from), to: floorHour(to) } : { from: to, to };
+    const { hours, minutes, tailHour } = splitWindow(q.window);
     const rows = await namedQuery<SummaryRow>(this.dataSource, summaryStatement(q.groupBy), [
-      workspaceId, inner.from, inner.to, from, inner.from, inner.to, to,
+      workspaceId, hours.from, hours.to, minutes.from, minutes.to, from, to, ceilTo(to, MINUTE_MS), tailHour, ceilTo(to, HOUR_MS),
     ]);
     const total = rows.find((r) => r.is_total === 1);
     const remaining = rows.filter((r) => r.is_total === 0 && (bound === null || after(r.value, bound)));

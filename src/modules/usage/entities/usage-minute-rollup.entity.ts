@@ -1,0 +1,68 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/**
+ * One per-minute rollup of `usage_minute_rollups` (the finer level beside the hourly `usage_rollups`):
+ * a workspace, a minute and one combination of the dimensions' values (null where the events had
+ * none). The table has no primary key: its identity is the `UNIQUE NULLS NOT DISTINCT
+ * (workspace_id, bucket, kind, key_id, model, provider, tool)` constraint, declared here as the
+ * entity's primary columns.
+ */
+@Entity({ name: 'usage_minute_rollups' })
+export class UsageMinuteRollup {
+  @PrimaryColumn({ name: 'workspace_id', type: 'text' })
+  workspaceId: string;
+
+  @PrimaryColumn({ name: 'bucket', type: 'timestamptz' })
+  bucket: Date;
+
+  @PrimaryColumn({ name: 'kind', type: 'text' })
+  kind: string;
+
+  @Column({ name: 'key_id', type: 'text', nullable: true, primary: true })
+  keyId: string | null;
+
+  @Column({ name: 'model', type: 'text', nullable: true, primary: true })
+  model: string | null;
+
+  @Column({ name: 'provider', type: 'text', nullable: true, primary: true })
+  provider: string | null;
+
+  @Column({ name: 'tool', type: 'text', nullable: true, primary: true })
+  tool: string | null;
+
+  @Column({ name: 'event_count', type: 'bigint' })
+  eventCount: string;
+
+  @Column({ name: 'llm_requests', type: 'bigint' })
+  llmRequests: string;
+
+  @Column({ name: 'unpriced_count', type: 'bigint' })
+  unpricedCount: string;
+
+  @Column({ name: 'usd_micros', type: 'bigint' })
+  usdMicros: string;
+
+  @Column({ name: 'tokens_in', type: 'bigint' })
+  tokensIn: string;
+
+  @Column({ name: 'tokens_out', type: 'bigint' })
+  tokensOut: string;
+
+  @Column({ name: 'tokens_cached', type: 'bigint' })
+  tokensCached: string;
+
+  @Column({ name: 'tokens_reasoning', type: 'bigint' })
+  tokensReasoning: string;
+
+  @Column({ name: 'tool_calls', type: 'bigint' })
+  toolCalls: string;
+
+  @Column({ name: 'partial_count', type: 'bigint' })
+  partialCount: string;
+
+  @Column({ name: 'failure_count', type: 'bigint' })
+  failureCount: string;
+
+  @Column({ name: 'last_ingested_at', type: 'timestamptz', precision: 3 })
+  lastIngestedAt: Date;
+}
