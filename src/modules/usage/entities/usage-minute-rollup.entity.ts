@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { UsageTotals } from 'src/modules/usage/entities/usage-totals.columns';
 
 /**
  * One per-minute rollup of `usage_minute_rollups` (the finer level beside the hourly `usage_rollups`):
@@ -8,7 +9,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
  * entity's primary columns.
  */
 @Entity({ name: 'usage_minute_rollups' })
-export class UsageMinuteRollup {
+export class UsageMinuteRollup extends UsageTotals {
   @PrimaryColumn({ name: 'workspace_id', type: 'text' })
   workspaceId: string;
 
@@ -29,40 +30,4 @@ export class UsageMinuteRollup {
 
   @Column({ name: 'tool', type: 'text', nullable: true, primary: true })
   tool: string | null;
-
-  @Column({ name: 'event_count', type: 'bigint' })
-  eventCount: string;
-
-  @Column({ name: 'llm_requests', type: 'bigint' })
-  llmRequests: string;
-
-  @Column({ name: 'unpriced_count', type: 'bigint' })
-  unpricedCount: string;
-
-  @Column({ name: 'usd_micros', type: 'bigint' })
-  usdMicros: string;
-
-  @Column({ name: 'tokens_in', type: 'bigint' })
-  tokensIn: string;
-
-  @Column({ name: 'tokens_out', type: 'bigint' })
-  tokensOut: string;
-
-  @Column({ name: 'tokens_cached', type: 'bigint' })
-  tokensCached: string;
-
-  @Column({ name: 'tokens_reasoning', type: 'bigint' })
-  tokensReasoning: string;
-
-  @Column({ name: 'tool_calls', type: 'bigint' })
-  toolCalls: string;
-
-  @Column({ name: 'partial_count', type: 'bigint' })
-  partialCount: string;
-
-  @Column({ name: 'failure_count', type: 'bigint' })
-  failureCount: string;
-
-  @Column({ name: 'last_ingested_at', type: 'timestamptz', precision: 3 })
-  lastIngestedAt: Date;
 }
