@@ -282,6 +282,27 @@ describe('policy replay, explain and diff', () => {
       expect(await written(ws)).toEqual(before);
     });
 
+    it('answers test and publish while a replay holds every worker: compiles come first, never refused because of a replay', async () => {
+      const op = await t.signIn();
+      await publish(op, PUBLISHED);
+      const ws = op.workspaceId;
+      await emit(op, Array.from({ length: 3000 }, (_, i) => request(ws, `key_${i % 7}`, i % 2 ? 'github.create_issue' : 'stripe.refund')));
+      let replaying = true;
+      const running = replay(op, { cedar_text: CHANGED }).then((res) => {
+        replaying = false;
+        return res;
+      });
+      const tests: number[] = [];
+      do {
+        const res = await t.http().post(path(ws, '/test')).set(bearer(op));
+        tests.push(res.status);
+        expect([res.status, res.body.validation_state]).toEqual([200, 'valid']);
+      } while (replaying);
+      expect((await running).body.evaluated).toBe(3000);
+      expect(tests.length).toBeGreaterThan(0);
+      await publish(op, CHANGED);
+    });
+
     it('answers 500 workspace publication state is unavailable to replay, explain and diff without a staged publication, writing nothing', async () => {
       const op = await t.signIn();
       const ws = op.workspaceId;
