@@ -8,7 +8,7 @@
  * 3. the limit: cedar-wasm's own `isAuthorized` in one loop on the main thread (it parses the
  *    policy set on every call; timed on 1000 requests and scaled), and `statefulIsAuthorized` on
  *    a policy set parsed once (what the worker runs), same requests and source, same run.
- * Also: how long a compile waits while a replay runs (compiles take the slot of the next 100-request chunk to finish).
+ * Also: how long a compile waits while a replay runs (compiles take the slot of the next chunk to finish).
  * Needs the PostgreSQL and Redis of `npm test`. BENCH_ITERATIONS (default 3) sets the samples per row (medians).
  */
 import { isAuthorized, preparsePolicySet, statefulIsAuthorized } from '@cedar-policy/cedar-wasm/nodejs';
@@ -16,7 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
-import { AuthorizationRequest, PolicyCompiler } from 'src/modules/policy/policy.compiler';
+import { AuthorizationRequest, EVALUATION_CHUNK, PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { startBenchApp } from 'bench/in-process-app';
 import { median } from 'bench/stats';
 
@@ -179,6 +179,9 @@ async function main(): Promise<void> {
     rows.push(row('`statefulIsAuthorized` loop, main thread (policy set parsed once)', stateful));
     rows.push('');
     rows.push(`\`POST /policy/test\` (${POLICIES}-policy draft): ${median(testAlone).toFixed(1)} ms alone, ${median(waits).toFixed(1)} ms median while a replay runs (max ${Math.max(...waits).toFixed(1)} ms)`);
+    rows.push(
+      `one chunk (${EVALUATION_CHUNK} requests, the longest a compile waits for a slot): ${((median(oneWorker) * EVALUATION_CHUNK) / DECISIONS).toFixed(1)} ms on one worker, against ${median(testAlone).toFixed(1)} ms for a whole \`test\``,
+    );
   } finally {
     await close();
   }
