@@ -228,6 +228,15 @@ describe('tamper-evident audit trail', () => {
     const both = (seq: number, reason: string) => ({ verify: { seq, reason }, check: { seq, reason } });
     const stored = async (ws: string): Promise<StoredAuditRow[]> =>
       t.db.query(`SELECT id, workspace_id, seq, actor_user_id, actor_email, action, target, detail, occurred_at, chain_hash FROM audit_events WHERE workspace_id = $1 ORDER BY seq`, [ws]);
+    /** Re-links every stored row of `ws` from genesis, as a forger with the database would; answers the new head hash. */
+    const relink = async (ws: string) => {
+      let prev = GENESIS_HASH;
+      for (const row of await stored(ws)) {
+        prev = linkHash(prev, toChainedRow(row));
+        await t.db.query(`UPDATE audit_events SET chain_hash = $3 WHERE workspace_id = $1 AND seq = $2`, [ws, row.seq, prev]);
+      }
+      return prev;
+    };
 
     it('an untouched trail verifies and checks', async () => {
       expect(await caught(() => Promise.resolve())).toEqual({ verify: null, check: null });
@@ -263,11 +272,7 @@ describe('tamper-evident audit trail', () => {
       const foreign = generateKeyPairSync('ed25519').privateKey;
       const rewrite = async (ws: string) => {
         await t.db.query(`UPDATE audit_events SET detail = '{"reason": "nothing happened"}' WHERE workspace_id = $1 AND seq = 2`, [ws]);
-        let prev = GENESIS_HASH;
-        for (const row of await stored(ws)) {
-          prev = linkHash(prev, toChainedRow(row));
-          await t.db.query(`UPDATE audit_events SET chain_hash = $3 WHERE workspace_id = $1 AND seq = $2`, [ws, row.seq, prev]);
-        }
+        const prev = await relink(ws);
         await t.db.query(`UPDATE audit_chain_heads SET chain_hash = $2 WHERE workspace_id = $1`, [ws, prev]);
         const payload = { workspace_id: ws, seq: 6, chain_hash: prev, signed_at: new Date().toISOString() };
         await t.db.query(`UPDATE audit_checkpoints SET chain_hash = $2, jws = $3 WHERE workspace_id = $1 AND seq = 6`, [ws, prev, signCompactJws(foreign, publicJwk(foreign).kid, payload)]);
@@ -278,11 +283,7 @@ describe('tamper-evident audit trail', () => {
     it('catches a re-chained history that still carries the genuine checkpoint as modified at the checkpoint', async () => {
       const rechain = async (ws: string) => {
         await t.db.query(`UPDATE audit_events SET detail = '{}' WHERE workspace_id = $1 AND seq = 2`, [ws]);
-        let prev = GENESIS_HASH;
-        for (const row of await stored(ws)) {
-          prev = linkHash(prev, toChainedRow(row));
-          await t.db.query(`UPDATE audit_events SET chain_hash = $3 WHERE workspace_id = $1 AND seq = $2`, [ws, row.seq, prev]);
-        }
+        await relink(ws);
       };
       expect(await caught(rechain)).toEqual(both(6, 'modified'));
     });

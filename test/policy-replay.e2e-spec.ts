@@ -4,6 +4,7 @@ import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { DecisionRequest, GatewayEmulator } from 'test/support/gateway-emulator';
 import { GatewayStreams, receiptRevision, uid } from 'test/support/streams';
+import { policyWrites } from 'test/support/policy';
 
 const sha = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 const TOOL_CALL = 'Gateway::Action::"tool.call"';
@@ -87,18 +88,7 @@ describe('policy replay, explain and diff', () => {
     await streams.pass('receipts');
     return emitted;
   };
-  /** Everything these routes could write, to assert they wrote nothing. */
-  const written = async (ws: string) => {
-    const [row] = await t.db.query(
-      `SELECT w.snapshot_version,
-              (SELECT count(*)::int FROM audit_events a WHERE a.workspace_id = w.id) AS audits,
-              (SELECT count(*)::int FROM policy_revisions r WHERE r.workspace_id = w.id) AS revisions,
-              (SELECT row_to_json(p)::text FROM policies p WHERE p.workspace_id = w.id) AS policy
-       FROM workspaces w WHERE w.id = $1`,
-      [ws],
-    );
-    return row;
-  };
+  const written = (ws: string) => policyWrites(t.db, ws);
 
   /** A workspace with PUBLISHED live and five decisions made under it (one whose tool entity has no connector). */
   const recorded = async () => {

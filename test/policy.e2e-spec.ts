@@ -5,6 +5,7 @@ import { PublicationService } from 'src/modules/publication/publication.service'
 import { SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
+import { policyWrites } from 'test/support/policy';
 
 const sha = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 const TOOL_CALL = 'Gateway::Action::"tool.call"';
@@ -48,18 +49,7 @@ describe('policy', () => {
   const publish = (op: Operator, body: unknown, ws = op.workspaceId) => t.http().post(path(ws, '/publish')).set(bearer(op)).send(body as object);
   const freeze = (ws: string, frozen = true) => t.db.query(`UPDATE workspaces SET frozen = $2 WHERE id = $1`, [ws, frozen]);
 
-  /** Everything a policy route could write, to assert a request wrote nothing. */
-  const written = async (ws: string) => {
-    const [row] = await t.db.query(
-      `SELECT w.snapshot_version,
-              (SELECT count(*)::int FROM audit_events a WHERE a.workspace_id = w.id) AS audits,
-              (SELECT count(*)::int FROM policy_revisions r WHERE r.workspace_id = w.id) AS revisions,
-              (SELECT row_to_json(p)::text FROM policies p WHERE p.workspace_id = w.id) AS policy
-       FROM workspaces w WHERE w.id = $1`,
-      [ws],
-    );
-    return row;
-  };
+  const written = (ws: string) => policyWrites(t.db, ws);
   const audits = (ws: string, action: string) =>
     t.db.query(`SELECT actor_user_id, target, detail FROM audit_events WHERE workspace_id = $1 AND action = $2 ORDER BY occurred_at`, [ws, action]);
 
