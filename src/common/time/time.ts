@@ -63,6 +63,14 @@ export function parseRfc3339(text: string): Date | null {
   return Number.isNaN(date.getTime()) ? null : date;
 }
 
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+
+/** The start of the `unitMs`-long UTC bucket holding `at` (minutes and hours: epoch time has no leap seconds). */
+export const floorTo = (at: Date, unitMs: number) => new Date(Math.floor(at.getTime() / unitMs) * unitMs);
+/** `at` itself on a bucket boundary, else the start of the next `unitMs`-long bucket. */
+export const ceilTo = (at: Date, unitMs: number) => new Date(Math.ceil(at.getTime() / unitMs) * unitMs);
+
 export interface TimeWindow {
   from: Date;
   to: Date;

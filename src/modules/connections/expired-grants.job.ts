@@ -2,8 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { errorFields } from 'src/common/logging/error-fields';
+import { HOUR_MS } from 'src/common/time/time';
 
-const HOUR_MS = 3_600_000;
 /** Kept this long after expiry, so a late callback still reads "expired" rather than "unknown". */
 export const EXPIRED_GRANT_RETENTION_MS = 24 * HOUR_MS;
 

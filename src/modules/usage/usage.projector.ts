@@ -3,6 +3,7 @@ import { recordKeyUse } from 'src/modules/keys/dto/key.document';
 import { arrayLiteral } from 'src/modules/streams/array-literal';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
 import { ParkedEntry, ParsedEntry, StreamProjector } from 'src/modules/streams/streams.service';
+import { floorTo, HOUR_MS } from 'src/common/time/time';
 
 export interface UsageEvent {
   event_id: string;
@@ -30,8 +31,6 @@ export interface UsageGap {
 }
 
 export type UsageEntry = { event: UsageEvent } | { gap: UsageGap };
-
-export const HOUR_MS = 3_600_000;
 
 /** Columns of `usage_events` taken from the batch (ingested_at is the transaction's time). */
 const EVENT_COLUMNS = [
@@ -147,8 +146,6 @@ export function parseUsageEntry(r: EntryReader): UsageEntry {
   };
 }
 
-const hourOf = (at: Date) => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
-
 async function insertGaps(manager: EntityManager, gaps: UsageGap[]): Promise<void> {
   if (gaps.length === 0) return;
   await manager.query(
@@ -194,7 +191,7 @@ export const usageProjector: StreamProjector<UsageEntry> = {
     const gaps = entries
       .filter((e) => e.workspaceId !== null)
       .map((e) => {
-        const from = hourOf(new Date(Number(e.id.split('-')[0])));
+        const from = floorTo(new Date(Number(e.id.split('-')[0])), HOUR_MS);
         return { workspace_id: e.workspaceId!, from, to: new Date(from.getTime() + HOUR_MS) };
       });
     await insertGaps(manager, gaps);

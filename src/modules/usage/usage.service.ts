@@ -2,13 +2,13 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { queryError } from 'src/common/http/errors';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
-import { formatTime, formatTimeRequired, TimeWindow } from 'src/common/time/time';
+import { ceilTo, floorTo, formatTime, formatTimeRequired, HOUR_MS, MINUTE_MS, TimeWindow } from 'src/common/time/time';
 import { namedQuery } from 'src/database/named-query';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
 import { assertConforms } from 'src/common/http/document-schema';
 import { USAGE_SUMMARY_SCHEMA } from 'src/modules/usage/document-schema';
-import { Dimension, DIMENSIONS, EVENT_TOTALS, HOUR_MS, TOTALS_FIELDS, TotalsField, usageProjector } from 'src/modules/usage/usage.projector';
+import { Dimension, DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, TotalsField, usageProjector } from 'src/modules/usage/usage.projector';
 
 export interface UsageQuery {
   window: TimeWindow;
@@ -21,9 +21,6 @@ type Totals = Record<TotalsField, bigint>;
 type SummaryRow = Record<TotalsField, string | null> & { is_total: number; value: string | null; freshness_at: Date | null };
 
 const CURSOR = { group_by: 'string', after: 'string' } as const;
-const MINUTE_MS = 60_000;
-const ceilTo = (at: Date, ms: number) => new Date(Math.ceil(at.getTime() / ms) * ms);
-const floorTo = (at: Date, ms: number) => new Date(Math.floor(at.getTime() / ms) * ms);
 /** Group order: values by UTF-8 bytes (SQL `COLLATE "C"`), null last. */
 const after = (value: string | null, bound: string) => value === null || Buffer.compare(Buffer.from(value), Buffer.from(bound)) > 0;
 
