@@ -139,7 +139,7 @@ describe('signed snapshots, their history and the rollout view', () => {
       expect(res.text).not.toContain(envelope);
       expect(res.body.connections[0].credential.envelope).toMatch(/^sealed:sha256:[0-9a-f]{64}$/);
       expect({ ...res.body, connections: null }).toEqual({ ...current, connections: null });
-      for (const missing of ['999', '0', 'x', '01']) expect((await api(op, 'get', `/publication/versions/${missing}`).expect(404)).body).toEqual({ detail: 'snapshot version not found' });
+      for (const missing of ['999', '0', 'x', '01', '2147483648', '9999999999']) expect((await api(op, 'get', `/publication/versions/${missing}`).expect(404)).body).toEqual({ detail: 'snapshot version not found' });
     });
 
     it('diffs two versions by section, naming changed fields and never showing an envelope', async () => {

@@ -4,7 +4,7 @@ import { Workspace, WorkspaceContext } from 'src/common/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { ApiError } from 'src/common/http/errors';
 import { PageQuery } from 'src/common/pagination/query';
-import { SnapshotDiffQuery } from 'src/modules/publication/dto/publication.dto';
+import { SnapshotDiffQuery, VERSION_MAX } from 'src/modules/publication/dto/publication.dto';
 import { ROLLOUT_SCHEMA, VERSION_DIFF_SCHEMA, VERSION_LIST_SCHEMA } from 'src/modules/publication/publication.responses';
 import { SnapshotHistoryService } from 'src/modules/publication/snapshot-history.service';
 
@@ -36,7 +36,7 @@ export class PublicationController {
   @Answers(404, '`snapshot version not found`')
   @Action('workspace.read')
   version(@Workspace() ws: WorkspaceContext, @Param('version') version: string) {
-    if (!VERSION_PARAM.test(version)) throw new ApiError(404, 'snapshot version not found');
+    if (!VERSION_PARAM.test(version) || Number(version) > VERSION_MAX) throw new ApiError(404, 'snapshot version not found');
     return this.history.version(ws.id, Number(version));
   }
 

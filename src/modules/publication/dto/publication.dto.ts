@@ -1,7 +1,8 @@
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 
-const VERSION_MAX = 2 ** 31 - 1;
+/** Snapshot versions are `integer` columns. */
+export const VERSION_MAX = 2 ** 31 - 1;
 
 /** POST /internal/v1/workspaces/{ws}/snapshot/applied (CONTRACT.md 4.5). */
 export class SnapshotAppliedDto {
