@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { generateKeyPairSync, hkdfSync, KeyObject } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { useCursorKeys } from 'src/common/pagination/cursor';
-import { Ed25519Jwk, ed25519PrivateKey, Jwks, JwsCheck, publicJwk, signCompactJws, signDetachedJws, verifyCompactJws } from 'src/common/signing/jws';
+import { Ed25519Jwk, ed25519PrivateKey, Jwks, publicJwk, signCompactJws, signDetachedJws } from 'src/common/signing/jws';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 
 /** HKDF `info` of the list cursors' HMAC key (docs/decisions.md, Cursors). */
@@ -74,10 +74,5 @@ export class ControlSigning implements OnModuleInit {
   signDetached(payload: string): { kid: string; signature: string } {
     const [current] = this.keys;
     return { kid: current.jwk.kid, signature: signDetachedJws(current.key, current.jwk.kid, payload) };
-  }
-
-  /** Checks a compact JWS against the current and previous keys. */
-  verify(jws: string): JwsCheck {
-    return verifyCompactJws(jws, this.jwks());
   }
 }

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Jwks } from 'src/common/signing/jws';
 import { ChainVerifier, ExportedRow, VerifySummary } from 'src/modules/audit/audit-verifier';
+import { isJsonObject } from 'src/common/json/json';
 
 /** The file's JSON objects; with `only`, just the lines containing that text are parsed. */
 async function* lines(path: string, only?: string): AsyncGenerator<{ n: number; value: Record<string, unknown> }> {
@@ -15,8 +16,8 @@ async function* lines(path: string, only?: string): AsyncGenerator<{ n: number; 
     } catch {
       throw new Error(`line ${n} is not JSON`);
     }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`line ${n} is not a JSON object`);
-    yield { n, value: value as Record<string, unknown> };
+    if (!isJsonObject(value)) throw new Error(`line ${n} is not a JSON object`);
+    yield { n, value };
   }
 }
 

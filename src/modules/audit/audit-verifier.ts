@@ -1,5 +1,6 @@
 import { Jwks, verifyCompactJws } from 'src/common/signing/jws';
 import { ChainedRow, GENESIS_HASH, linkHash } from 'src/modules/audit/audit-chain';
+import { isJsonObject } from 'src/common/json/json';
 
 /** Why a trail does not verify (docs/audit.md, "Verifying"). */
 export type FailureReason = 'modified' | 'missing' | 'reordered' | 'bad signature' | 'truncated before checkpoint';
@@ -42,10 +43,8 @@ function chainedFields(row: ChainedRow): ChainedRow {
   return { workspace_id, seq, event_id, actor, action, target, detail, occurred_at };
 }
 
-const isCheckpoint = (p: unknown): p is CheckpointPayload => {
-  const c = p as Partial<CheckpointPayload> | null;
-  return typeof c === 'object' && c !== null && typeof c.workspace_id === 'string' && Number.isSafeInteger(c.seq) && typeof c.chain_hash === 'string' && typeof c.signed_at === 'string';
-};
+const isCheckpoint = (p: unknown): p is CheckpointPayload =>
+  isJsonObject(p) && typeof p.workspace_id === 'string' && Number.isSafeInteger(p.seq) && typeof p.chain_hash === 'string' && typeof p.signed_at === 'string';
 
 /**
  * Checks a trail in `seq` order with constant memory (one row of lookahead) against checkpoints

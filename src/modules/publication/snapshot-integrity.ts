@@ -2,13 +2,6 @@ import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
 import { Jwks, verifyDetachedJws } from 'src/common/signing/jws';
 import { isJsonObject } from 'src/common/json/json';
 
-/** A snapshot's `integrity` member (CONTRACT.md 4.5, Integrity). */
-export interface SnapshotIntegrity {
-  digest: string;
-  kid: string;
-  signature: string;
-}
-
 /** `sha256:` + hex SHA-256 of the canonical JSON of the snapshot without its `integrity` member. */
 export function snapshotDigest(snapshot: Record<string, unknown>): string {
   const { integrity: _integrity, ...content } = snapshot;
