@@ -27,6 +27,38 @@ describe('migrations', () => {
     }
   });
 
+  it('leaves the tables every batch updates in place on half-full pages (HOT updates), also on a database migrated before the last of them', async () => {
+    const db = await createSuiteDatabase();
+    const fillfactors = async () => {
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query(
+          `SELECT relname, reloptions FROM pg_class WHERE relname IN ('usage_rollups', 'usage_minute_rollups', 'receipt_counters', 'virtual_key_usage') ORDER BY relname`,
+        );
+        return rows;
+      } finally {
+        await client.end();
+      }
+    };
+    const before = new DataSource({ ...dataSourceOptions(db.url, 1), migrations: MIGRATIONS.slice(0, -1) } as DataSourceOptions);
+    await before.initialize();
+    try {
+      await before.runMigrations({ transaction: 'each' });
+    } finally {
+      await before.destroy();
+    }
+    try {
+      expect((await fillfactors()).find((r) => r.relname === 'virtual_key_usage').reloptions).toBeNull();
+      expect(await runMigrations(db.url)).toEqual(['KeyUsageHotUpdates1763769690000']);
+      expect(await fillfactors()).toEqual(
+        ['receipt_counters', 'usage_minute_rollups', 'usage_rollups', 'virtual_key_usage'].map((relname) => ({ relname, reloptions: ['fillfactor=50'] })),
+      );
+    } finally {
+      await db.drop();
+    }
+  });
+
   it('chains the audit rows that exist before the audit chain, oldest first, per workspace', async () => {
     const db = await createSuiteDatabase();
     const before = new DataSource({ ...dataSourceOptions(db.url, 1), migrations: MIGRATIONS.filter((m) => m !== AuditChain1763769620000) } as DataSourceOptions);

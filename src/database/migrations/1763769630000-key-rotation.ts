@@ -9,8 +9,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   rotation's old digest at the end of its grace, an older one displaced at once). The key-sync
  *   job deletes them from Redis and then the row, so a missed expiry or a failed delete converges.
  * - `virtual_key_usage`: the latest `occurred_at` of a usage event per key, written by the usage
- *   projection in its batch (a table of its own, so the projection never takes the key row's lock;
- *   half-full pages so its updates, which touch no indexed column, stay HOT as in usage_rollups).
+ *   projection in its batch (a table of its own, so the projection never takes the key row's lock).
  */
 export class KeyRotation1763769630000 implements MigrationInterface {
   name = 'KeyRotation1763769630000';
@@ -37,7 +36,7 @@ export class KeyRotation1763769630000 implements MigrationInterface {
         key_id text PRIMARY KEY REFERENCES virtual_keys(id),
         workspace_id text NOT NULL,
         last_used_at timestamptz(3) NOT NULL
-      ) WITH (fillfactor = 50);
+      );
     `);
   }
 
