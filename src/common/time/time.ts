@@ -95,10 +95,12 @@ export function parseWindow(from: string | undefined, to: string | undefined): W
   return { ok: true, window: { from: f, to: t } };
 }
 
-/** The window of a list query: 422 `invalid UTC window` (or a missing/unpaired field) in the field-shaped detail. */
-export function windowFromQuery(from: string | undefined, to: string | undefined): TimeWindow | null {
+/**
+ * The window of a request's `from`/`to` (a list query's by default): 422 `invalid UTC window` or
+ * `from and to must be provided together` in the field-shaped detail `refuse` builds.
+ */
+export function requestWindow(from: string | undefined, to: string | undefined, refuse: (field: string, msg: string) => Error = queryError): TimeWindow | null {
   const result = parseWindow(from, to);
   if (result.ok) return result.window;
-  const msg = result.reason === 'unpaired' ? 'from and to must be provided together' : 'invalid UTC window';
-  throw queryError(result.field, msg);
+  throw refuse(result.field, result.reason === 'unpaired' ? 'from and to must be provided together' : 'invalid UTC window');
 }

@@ -5,7 +5,7 @@ import { Workspace, WorkspaceContext } from 'src/common/access/context';
 import { READ_MODEL_UNAVAILABLE } from 'src/common/http/document-schema';
 import { Answers, Returns, Streams } from 'src/common/http/documented';
 import { queryError } from 'src/common/http/errors';
-import { windowFromQuery } from 'src/common/time/time';
+import { requestWindow } from 'src/common/time/time';
 import { AUDIT_LIST_SCHEMA } from 'src/modules/audit/audit-vocabulary';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
@@ -27,7 +27,7 @@ export class AuditController {
   @Answers(503, `\`${READ_MODEL_UNAVAILABLE}\`: the listing would break its published schema`)
   @Action('audit.read')
   list(@Workspace() ws: WorkspaceContext, @Query() q: AuditQueryDto) {
-    const window = windowFromQuery(q.from, q.to)!;
+    const window = requestWindow(q.from, q.to)!;
     return this.audit.list(ws.id, { window, action: q.action, userId: q.user_id, target: q.target, limit: q.limit, cursor: q.cursor });
   }
 

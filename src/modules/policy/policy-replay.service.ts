@@ -1,23 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
-import { ApiError, bodyError, notFound } from 'src/common/http/errors';
-import { formatTimeRequired, parseWindow, TimeWindow } from 'src/common/time/time';
+import { bodyError, notFound } from 'src/common/http/errors';
+import { formatTimeRequired, requestWindow, TimeWindow } from 'src/common/time/time';
 import { SourcePositions } from 'src/modules/policy/diagnostics';
 import { DEFAULT_POLICY, draftHash, PolicyState } from 'src/modules/policy/dto/policy.document';
 import { DEFAULT_REPLAY_LIMIT, ExplainPolicyDto, ReplayPolicyDto } from 'src/modules/policy/dto/policy.dto';
-import { AuthorizationRequest, Evaluation, PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
+import { AuthorizationRequest } from 'src/modules/policy/policy.compiler';
 import { PolicyStatement, splitPolicies } from 'src/modules/policy/policy-source';
-import { entitySnapshot, PolicyService } from 'src/modules/policy/policy.service';
+import { PolicyService } from 'src/modules/policy/policy.service';
+import { MAX_CHANGE_GROUPS } from 'src/modules/policy/policy.responses';
 import { unifiedDiff } from 'src/modules/policy/text-diff';
 import { RECEIPT_NOT_FOUND } from 'src/modules/receipts/receipts.service';
 import { isJsonObject } from 'src/common/json/json';
 
-export const REVISION_NOT_FOUND = 'policy revision not found';
+const REVISION_NOT_FOUND = 'policy revision not found';
 /** The replay window when the body names none: the last 7 days. */
 const DEFAULT_WINDOW_MS = 7 * 24 * 3600 * 1000;
-/** Most groups of flipped decisions a replay answers. */
-export const MAX_CHANGE_GROUPS = 200;
 
 /**
  * Each invocation's newest revision carrying an authorization request in the window, newest first
@@ -101,7 +100,6 @@ export class PolicyReplayService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly policy: PolicyService,
-    private readonly compiler: PolicyCompiler,
   ) {}
 
   async replay(ws: WorkspaceContext, body: ReplayPolicyDto) {
@@ -124,7 +122,7 @@ export class PolicyReplayService {
       if (auth) recorded.push({ row, auth });
       else malformed++;
     }
-    const results = await this.evaluate(hash, source, ws, recorded.map((r) => r.auth));
+    const results = await this.policy.evaluate(ws, hash, source, recorded.map((r) => r.auth));
     const ids = policyIds(splitPolicies(source));
 
     let unchanged = 0;
@@ -165,7 +163,11 @@ export class PolicyReplayService {
         },
       });
     });
-    const changes = [...groups.values()].sort((a, b) => b.count - a.count || groupOrder(a).localeCompare(groupOrder(b))).slice(0, MAX_CHANGE_GROUPS);
+    // Most flips first, then by the group's key (action, resource, principal type).
+    const changes = [...groups]
+      .sort(([ka, a], [kb, b]) => b.count - a.count || ka.localeCompare(kb))
+      .slice(0, MAX_CHANGE_GROUPS)
+      .map(([, group]) => group);
     return {
       draft_hash: hash,
       window: { from: formatTimeRequired(window.from), to: formatTimeRequired(window.to) },
@@ -189,7 +191,7 @@ export class PolicyReplayService {
     } else {
       side = await this.side(ws, 'published');
     }
-    const [result] = await this.evaluate(side.draft_hash, side.cedarText, ws, [request]);
+    const [result] = await this.policy.evaluate(ws, side.draft_hash, side.cedarText, [request]);
     if ('refused' in result) throw bodyError([], 'the authorization request could not be evaluated');
     const ids = policyIds(splitPolicies(side.cedarText));
     const positions = new SourcePositions(side.cedarText);
@@ -211,7 +213,7 @@ export class PolicyReplayService {
   }
 
   async diff(ws: WorkspaceContext, from: string, to: string) {
-    const [before, after] = [await this.side(ws, from), await this.side(ws, to)];
+    const [before, after] = await Promise.all([this.side(ws, from), this.side(ws, to)]);
     const old = new Map(splitPolicies(before.cedarText).map((s) => [s.id, s]));
     const added: { id: string; text: string }[] = [];
     const changed: { id: string; diff: string }[] = [];
@@ -231,15 +233,10 @@ export class PolicyReplayService {
   /** The source `ref` names: the stored draft, the published revision (the default policy when none), or a revision of this workspace. */
   private async side(ws: WorkspaceContext, ref: string): Promise<PolicySide> {
     if (ref === 'draft') return draftSide(await this.policy.readState(this.dataSource.manager, ws));
-    const rows: { id: string; cedar_text: string; draft_hash: string }[] =
+    const row: { id: string; cedar_text: string; draft_hash: string } | undefined =
       ref === 'published'
-        ? await this.dataSource.query(
-            `SELECT r.id, r.cedar_text, r.draft_hash FROM policies p JOIN policy_revisions r ON r.workspace_id = p.workspace_id AND r.id = p.current_revision_id
-             WHERE p.workspace_id = $1`,
-            [ws.id],
-          )
-        : await this.dataSource.query(`SELECT id, cedar_text, draft_hash FROM policy_revisions WHERE workspace_id = $1 AND id = $2`, [ws.id, ref]);
-    const row = rows[0];
+        ? await this.policy.currentRevision(this.dataSource.manager, ws.id)
+        : (await this.dataSource.query(`SELECT id, cedar_text, draft_hash FROM policy_revisions WHERE workspace_id = $1 AND id = $2`, [ws.id, ref]))[0];
     if (row) return { ref, revision_id: row.id, draft_hash: row.draft_hash, cedarText: row.cedar_text };
     if (ref === 'published') return { ref, revision_id: null, draft_hash: draftHash(DEFAULT_POLICY), cedarText: DEFAULT_POLICY };
     throw notFound(REVISION_NOT_FOUND);
@@ -259,21 +256,9 @@ export class PolicyReplayService {
     if (!auth) throw bodyError(['receipt_id'], 'receipt carries no authorization request');
     return auth;
   }
-
-  /** The seam's evaluation with the workspace entity every request needs; its refusals are 503 with their reason. */
-  private async evaluate(key: string, source: string, ws: WorkspaceContext, requests: AuthorizationRequest[]): Promise<Evaluation[]> {
-    try {
-      return await this.compiler.evaluate(key, source, entitySnapshot(ws.id, ws.env), requests);
-    } catch (error) {
-      if (error instanceof PolicyCompilerError) throw new ApiError(503, error.reason);
-      throw error;
-    }
-  }
 }
 
 const draftSide = (state: PolicyState): PolicySide => ({ ref: 'draft', revision_id: null, draft_hash: state.draftHash, cedarText: state.cedarText });
-
-const groupOrder = (g: ChangeGroup) => JSON.stringify([g.action, g.resource.type, g.resource.id, g.principal_type]);
 
 /** The request spelled out in the body: principal, action, resource and context are all needed. */
 function explicitRequest(body: ExplainPolicyDto): AuthorizationRequest {
@@ -285,9 +270,8 @@ function explicitRequest(body: ExplainPolicyDto): AuthorizationRequest {
 
 /** The body's half-open window (both or neither), or the last 7 days. */
 function replayWindow(from: string | undefined, to: string | undefined): TimeWindow {
-  const result = parseWindow(from, to);
-  if (!result.ok) throw bodyError([result.field], result.reason === 'unpaired' ? 'from and to must be provided together' : 'invalid UTC window');
-  if (result.window) return result.window;
+  const window = requestWindow(from, to, (field, msg) => bodyError([field], msg));
+  if (window) return window;
   const now = Date.now();
   return { from: new Date(now - DEFAULT_WINDOW_MS), to: new Date(now) };
 }

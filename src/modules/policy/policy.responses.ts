@@ -50,6 +50,8 @@ const decision: Schema = { enum: ['allow', 'deny'] };
 const count: Schema = { type: 'integer', minimum: 0 };
 const uid: Schema = closedObject({ type: { type: 'string' }, id: { type: 'string' } });
 const nullableString: Schema = { type: ['string', 'null'] };
+/** Most groups of flipped decisions a replay answers. */
+export const MAX_CHANGE_GROUPS = 200;
 const nullablePosition: Schema = { type: ['integer', 'null'], minimum: 1 };
 
 /** The answer of POST /policy/replay. */
@@ -63,7 +65,7 @@ export const POLICY_REPLAY_SCHEMA: Schema = closedObject({
   errors: count,
   changes: {
     type: 'array',
-    maxItems: 200,
+    maxItems: MAX_CHANGE_GROUPS,
     items: closedObject({
       action: { type: 'string' },
       resource: uid,
@@ -85,14 +87,14 @@ export const POLICY_REPLAY_SCHEMA: Schema = closedObject({
 /** The answer of POST /policy/explain. */
 export const POLICY_EXPLAIN_SCHEMA: Schema = closedObject({
   against: { enum: ['draft', 'published'] },
-  revision_id: { type: ['string', 'null'] },
+  revision_id: nullableString,
   draft_hash: sha256,
   decision,
   determining_policies: { type: 'array', items: closedObject({ id: { type: 'string' }, line: nullablePosition, column: nullablePosition }) },
   errors: { type: 'array', items: closedObject({ policy_id: { type: 'string' }, message: { type: 'string' }, line: nullablePosition, column: nullablePosition }) },
 });
 
-const diffSide: Schema = closedObject({ ref: { type: 'string' }, revision_id: { type: ['string', 'null'] }, draft_hash: sha256 });
+const diffSide: Schema = closedObject({ ref: { type: 'string' }, revision_id: nullableString, draft_hash: sha256 });
 const statement: Schema = closedObject({ id: { type: 'string' }, text: { type: 'string' } });
 
 /** The answer of GET /policy/diff. */

@@ -11,7 +11,7 @@ import { CompileResult } from 'src/modules/policy/diagnostics';
 import { DEFAULT_POLICY, defaultPolicyId, draftHash, PolicyDocument, PolicyState, toPolicyDocument } from 'src/modules/policy/dto/policy.document';
 import { Policy } from 'src/modules/policy/entities/policy.entity';
 import { PolicyRevision } from 'src/modules/policy/entities/policy-revision.entity';
-import { PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
+import { AuthorizationRequest, Evaluation, PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
 import { PublicationService, toPublication } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
@@ -56,26 +56,37 @@ const NO_POLICY: StateRow = {
 };
 
 const CURRENT_REVISION = `
-  SELECT r.id, r.cedar_text, r.bundle_hash, r.entities, r.published_at
+  SELECT r.id, r.cedar_text, r.draft_hash, r.bundle_hash, r.entities, r.published_at
   FROM policies p JOIN policy_revisions r ON r.workspace_id = p.workspace_id AND r.id = p.current_revision_id
   WHERE p.workspace_id = $1`;
 
 interface RevisionRow {
   id: string;
   cedar_text: string;
+  draft_hash: string;
   bundle_hash: string;
   entities: unknown[];
   published_at: Date;
 }
 
 /** The entity snapshot a revision freezes at publish time: the workspace entity every principal and resource descends from. */
-export function entitySnapshot(workspaceId: string, env: Env) {
+function entitySnapshot(workspaceId: string, env: Env) {
   return [{ uid: { type: 'Gateway::Workspace', id: workspaceId }, attrs: { env }, parents: [] }];
 }
 
 /** `sha256:` over the compiled bundle: the source plus the entity snapshot, as canonical JSON. */
 function bundleHash(cedarText: string, entities: unknown): string {
   return sha256Tagged(canonicalJson({ cedar_text: cedarText, entities }));
+}
+
+/** A run of the compiler seam, its refusals (busy, unavailable) answered 503 with their reason. */
+async function throughSeam<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof PolicyCompilerError) throw new ApiError(503, error.reason);
+    throw error;
+  }
 }
 
 /**
@@ -97,7 +108,7 @@ export class PolicyService implements OnModuleInit {
   onModuleInit(): void {
     this.snapshots.register('policy', (manager, ws) => this.snapshotPart(manager, ws.id));
     this.overviews.register('policy', async (dataSource, workspaceId) => {
-      const [row]: RevisionRow[] = await dataSource.query(CURRENT_REVISION, [workspaceId]);
+      const row = await this.currentRevision(dataSource.manager, workspaceId);
       if (!row) return { published: false, revision_id: null, published_at: null, bundle_hash: null };
       return { published: true, revision_id: row.id, published_at: formatTime(row.published_at), bundle_hash: row.bundle_hash };
     });
@@ -202,18 +213,24 @@ export class PolicyService implements OnModuleInit {
     if (!compiled.valid) throw new PolicyRejectedError(toPolicyDocument(state, compiled));
   }
 
-  private async compile(source: string): Promise<CompileResult> {
-    try {
-      return await this.compiler.compile(source);
-    } catch (error) {
-      if (error instanceof PolicyCompilerError) throw new ApiError(503, error.reason);
-      throw error;
-    }
+  /** Evaluates `requests` against `source` (named `key`) with the workspace entity every request needs. */
+  evaluate(ws: WorkspaceContext, key: string, source: string, requests: AuthorizationRequest[]): Promise<Evaluation[]> {
+    return throughSeam(() => this.compiler.evaluate(key, source, entitySnapshot(ws.id, ws.env), requests));
+  }
+
+  /** The published revision of the workspace; undefined before the first publish. */
+  async currentRevision(manager: EntityManager, workspaceId: string): Promise<RevisionRow | undefined> {
+    const [row]: RevisionRow[] = await manager.query(CURRENT_REVISION, [workspaceId]);
+    return row;
+  }
+
+  private compile(source: string): Promise<CompileResult> {
+    return throughSeam(() => this.compiler.compile(source));
   }
 
   /** The snapshot's `policy` part: the current revision, recompiled through the seam so only a valid bundle ships. */
   private async snapshotPart(manager: EntityManager, workspaceId: string) {
-    const [row]: RevisionRow[] = await manager.query(CURRENT_REVISION, [workspaceId]);
+    const row = await this.currentRevision(manager, workspaceId);
     if (!row) return null;
     let compiled: CompileResult;
     try {

@@ -2,7 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { sha256Hex } from 'src/common/crypto/crypto';
 import { ApiError, queryError } from 'src/common/http/errors';
-import { formatTime, windowFromQuery } from 'src/common/time/time';
+import { formatTime, requestWindow } from 'src/common/time/time';
 import { namedQuery } from 'src/database/named-query';
 import { decodeReceiptCursor, decodeTimeBound, encodeReceiptCursor, ReceiptPosition } from 'src/modules/receipts/receipt-cursor';
 import { DECISIONS, EVIDENCE_TRUST, INVOCATION_STATES, VERIFICATION_STATES } from 'src/modules/receipts/receipt-values';
@@ -55,7 +55,7 @@ export class ReceiptsService implements OnModuleInit {
     checkVocabulary(q.evidence_trust, EVIDENCE_TRUST, () => new ApiError(400, 'unknown evidence trust class'));
     checkVocabulary(q.verification_state, VERIFICATION_STATES, () => new ApiError(400, 'unknown verification state'));
     checkVocabulary(q.decision, DECISIONS, () => queryError('decision', 'unknown authorization decision'));
-    const window = windowFromQuery(q.from, q.to);
+    const window = requestWindow(q.from, q.to);
     let position: ReceiptPosition | null = null;
     if (q.cursor !== undefined && q.before !== undefined) throw new ApiError(400, 'invalid receipt cursor');
     if (q.cursor !== undefined || q.before !== undefined) {

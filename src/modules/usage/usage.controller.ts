@@ -3,7 +3,7 @@ import { Action } from 'src/common/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/common/access/context';
 import { READ_MODEL_UNAVAILABLE } from 'src/common/http/document-schema';
 import { Answers, Returns } from 'src/common/http/documented';
-import { windowFromQuery } from 'src/common/time/time';
+import { requestWindow } from 'src/common/time/time';
 import { BigJsonInterceptor } from 'src/modules/streams/big-json';
 import { USAGE_SUMMARY_SCHEMA } from 'src/modules/usage/document-schema';
 import { UsageQueryDto } from 'src/modules/usage/dto/usage-query.dto';
@@ -20,7 +20,7 @@ export class UsageController {
   @Answers(503, `\`${READ_MODEL_UNAVAILABLE}\`: the summary would break its published schema`)
   @Action('usage.read')
   summary(@Workspace() ws: WorkspaceContext, @Query() q: UsageQueryDto) {
-    const window = windowFromQuery(q.from, q.to)!;
+    const window = requestWindow(q.from, q.to)!;
     return this.usage.summary(ws.id, { window, groupBy: q.group_by, limit: q.limit, cursor: q.cursor });
   }
 }
