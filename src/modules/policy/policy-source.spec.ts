@@ -41,6 +41,14 @@ describe('unifiedDiff', () => {
     expect(unifiedDiff(before, after)).toBe(['@@ -1,5 +1,5 @@', ' 1', '-2', '+two', ' 3', ' 4', ' 5', '@@ -10,3 +10,4 @@', ' 10', ' 11', ' 12', '+13', ''].join('\n'));
   });
 
+  it('joins changes six unchanged lines apart into one hunk and splits them at seven, as diff -u does', () => {
+    const middle = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}`);
+    const six = unifiedDiff(['x', ...middle(6), 'y'].join('\n'), ['X', ...middle(6), 'Y'].join('\n'));
+    expect(six).toBe(['@@ -1,8 +1,8 @@', '-x', '+X', ...middle(6).map((l) => ` ${l}`), '-y', '+Y', ''].join('\n'));
+    const seven = unifiedDiff(['x', ...middle(7), 'y'].join('\n'), ['X', ...middle(7), 'Y'].join('\n'));
+    expect(seven).toBe(['@@ -1,4 +1,4 @@', '-x', '+X', ' 1', ' 2', ' 3', '@@ -6,4 +6,4 @@', ' 5', ' 6', ' 7', '-y', '+Y', ''].join('\n'));
+  });
+
   it('reports a whole replacement', () => {
     expect(unifiedDiff('permit (principal, action, resource);', 'forbid (principal, action, resource);')).toBe(
       '@@ -1 +1 @@\n-permit (principal, action, resource);\n+forbid (principal, action, resource);\n',

@@ -38,11 +38,11 @@ export function unifiedDiff(before: string, after: string, context = 3): string 
   const script = edits(before.split('\n'), after.split('\n'));
   const changed = script.flatMap((e, k) => (e.op === ' ' ? [] : [k]));
   if (changed.length === 0) return '';
-  // Group changes whose context windows touch into one hunk.
+  // One hunk for changes at most 2 * context unchanged lines apart (their context would meet), as diff -u groups them.
   const hunks: [number, number][] = [];
   for (const k of changed) {
     const last = hunks[hunks.length - 1];
-    if (last && k - last[1] <= 2 * context) last[1] = k;
+    if (last && k - last[1] - 1 <= 2 * context) last[1] = k;
     else hunks.push([k, k]);
   }
   const lines: string[] = [];
