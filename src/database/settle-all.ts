@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { inLanes } from 'src/common/async/lanes';
 
 /**
  * Runs `settle` on every id a keyset query returns, page after page (so rows that keep failing
@@ -17,11 +18,9 @@ export async function settleAll(
   let after = '';
   for (;;) {
     const rows: { id: string }[] = await dataSource.query(selectIds, [after, pageSize]);
-    let next = 0;
-    const worker = async () => {
-      while (next < rows.length) if (await settle(rows[next++].id)) settled++;
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, worker));
+    await inLanes(rows.length, concurrency, async (i) => {
+      if (await settle(rows[i].id)) settled++;
+    });
     if (rows.length < pageSize) return settled;
     after = rows[rows.length - 1].id;
   }

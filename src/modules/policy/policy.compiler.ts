@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { CompileResult, toCompileResult } from 'src/modules/policy/diagnostics';
 import GATEWAY_SCHEMA from 'src/modules/policy/gateway.cedarschema.json';
 import { MetricsService } from 'src/common/metrics/metrics.service';
+import { inLanes } from 'src/common/async/lanes';
 import { DEFAULT_POLICY_COMPILE_TIMEOUT_MS } from 'src/config/config';
 
 export type CompilerFailure = 'policy_compiler_busy' | 'policy_compiler_unavailable';
@@ -138,26 +139,15 @@ export class PolicyCompiler implements OnModuleDestroy {
     this.admit(this.evaluations);
     this.evaluations++;
     const results = new Array<Evaluation>(requests.length);
-    let next = 0;
-    let failure: unknown = null;
-    const lane = async () => {
-      while (failure === null && next < requests.length) {
-        const at = next;
-        next += EVALUATION_CHUNK;
-        try {
-          const answers = await this.inSlot<Evaluation[]>('chunk', { kind: 'evaluate', key, source, shared, requests: requests.slice(at, at + EVALUATION_CHUNK) });
-          answers.forEach((answer, i) => (results[at + i] = answer));
-        } catch (error) {
-          failure ??= error;
-        }
-      }
-    };
     try {
-      await Promise.all(Array.from({ length: Math.min(this.concurrency, Math.ceil(requests.length / EVALUATION_CHUNK)) }, lane));
+      await inLanes(Math.ceil(requests.length / EVALUATION_CHUNK), this.concurrency, async (chunk) => {
+        const at = chunk * EVALUATION_CHUNK;
+        const answers = await this.inSlot<Evaluation[]>('chunk', { kind: 'evaluate', key, source, shared, requests: requests.slice(at, at + EVALUATION_CHUNK) });
+        answers.forEach((answer, i) => (results[at + i] = answer));
+      });
     } finally {
       this.evaluations--;
     }
-    if (failure !== null) throw failure;
     return results;
   }
 
