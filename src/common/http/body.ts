@@ -95,15 +95,19 @@ export function isMalformedPath(url: string): boolean {
   }
 }
 
+/** The `{detail}` body of a request refused before the application: `malformed request` for 400, else the status text. */
+const refusalBody = (status: number) => JSON.stringify({ detail: status === 400 ? 'malformed request' : (STATUS_CODES[status] ?? 'error') });
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 /**
  * The answer to a request either router refuses before any middleware runs (a path it cannot
  * decode, or a parameter over Fastify's limit): the `{detail}` shape, no-store under /api/v1.
  */
 export function refuseUnroutable(req: IncomingMessage, res: ServerResponse, status: number): void {
-  const body = JSON.stringify({ detail: status === 400 ? 'malformed request' : (STATUS_CODES[status] ?? 'error') });
+  const body = refusalBody(status);
   res.statusCode = status;
   if (req.url?.startsWith(NO_STORE_PREFIX)) res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
 }
@@ -118,6 +122,6 @@ export function refuseClientError(error: Error & { code?: string }, socket: Dupl
   const response = (socket as { _httpMessage?: ServerResponse })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || response?.headersSent) return void socket.destroy();
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const body = JSON.stringify({ detail: status === 400 ? 'malformed request' : STATUS_CODES[status] });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const body = refusalBody(status);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

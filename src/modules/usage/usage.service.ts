@@ -73,6 +73,9 @@ function summaryStatement(groupBy: Dimension) {
   };
 }
 
+/** The summary statement of each `group_by`, built once. */
+const SUMMARY_STATEMENTS = Object.fromEntries(Object.keys(DIMENSIONS).map((d) => [d, summaryStatement(d as Dimension)])) as Record<Dimension, ReturnType<typeof summaryStatement>>;
+
 /**
  * How a window splits over the levels: whole hours [hours.from, hours.to), whole minutes
  * [minutes.from, hours.from) and [hours.to, minutes.to), raw events [from, minutes.from) and
@@ -82,8 +85,9 @@ function summaryStatement(groupBy: Dimension) {
  */
 export function splitWindow({ from, to }: TimeWindow) {
   const minutes = ceilTo(from, MINUTE_MS) <= floorTo(to, MINUTE_MS) ? { from: ceilTo(from, MINUTE_MS), to: floorTo(to, MINUTE_MS) } : { from: to, to };
-  const hours = ceilTo(from, HOUR_MS) <= floorTo(to, HOUR_MS) ? { from: ceilTo(from, HOUR_MS), to: floorTo(to, HOUR_MS) } : { from: minutes.to, to: minutes.to };
-  return { hours, minutes, tailHour: hours.to.getTime() % HOUR_MS === 0 && hours.to < to && hours.to >= from };
+  const holdsHourStart = ceilTo(from, HOUR_MS) <= floorTo(to, HOUR_MS);
+  const hours = holdsHourStart ? { from: ceilTo(from, HOUR_MS), to: floorTo(to, HOUR_MS) } : { from: minutes.to, to: minutes.to };
+  return { hours, minutes, tailHour: holdsHourStart && to.getTime() % HOUR_MS !== 0 };
 }
 
 function toTotals(row: SummaryRow | undefined): Totals {
@@ -111,7 +115,7 @@ export class UsageService implements OnModuleInit {
     }
     const { from, to } = q.window;
     const { hours, minutes, tailHour } = splitWindow(q.window);
-    const rows = await namedQuery<SummaryRow>(this.dataSource, summaryStatement(q.groupBy), [
+    const rows = await namedQuery<SummaryRow>(this.dataSource, SUMMARY_STATEMENTS[q.groupBy], [
       workspaceId, hours.from, hours.to, minutes.from, minutes.to, from, to, ceilTo(to, MINUTE_MS), tailHour, ceilTo(to, HOUR_MS),
     ]);
     const total = rows.find((r) => r.is_total === 1);
