@@ -141,14 +141,20 @@ export class PublicationService {
   }
 
   /**
-   * The signed document of the workspace's current version: built from committed state and kept in
-   * the history, unless that version already has one (the first document of a version is its only
-   * one, so every replica and the snapshot route serve the same digest). Null for a missing workspace.
+   * The signed document of the workspace's current version (`version` when the caller has just
+   * read it): the kept one when that version has one, else built from committed state and kept in
+   * the history (the first document of a version is its only one, so every replica and the
+   * snapshot route serve the same digest; a publication retried while Redis is down neither
+   * rebuilds nor re-signs). Null for a missing workspace.
    */
-  async document(workspaceId: string): Promise<SignedSnapshot | null> {
+  async document(workspaceId: string, version?: number): Promise<SignedSnapshot | null> {
+    const current = version ?? (await this.snapshotVersion(workspaceId));
+    if (current === null) return null;
+    const kept = await this.stored(workspaceId, current);
+    if (kept) return kept;
     const snapshot = await this.build(workspaceId);
     if (!snapshot) return null;
-    const version = snapshot.version as number;
+    const built = snapshot.version as number;
     const { schema_version: _s, workspace_id: _w, env, version: _v, generated_at: generatedAt, ...sections } = snapshot;
     const body = canonicalJson(sections);
     const contentHash = sha256Tagged(body);
@@ -162,12 +168,17 @@ export class PublicationService {
          ON CONFLICT (workspace_id, version) DO UPDATE SET env = EXCLUDED.env, generated_at = EXCLUDED.generated_at, content_hash = EXCLUDED.content_hash,
            digest = EXCLUDED.digest, kid = EXCLUDED.kid, signature = EXCLUDED.signature, size = EXCLUDED.size
          WHERE snapshot_versions.digest IS NULL RETURNING version`,
-        [workspaceId, version, env, generatedAt, contentHash, digest, integrity.kid, integrity.signature, Buffer.byteLength(json)],
+        [workspaceId, built, env, generatedAt, contentHash, digest, integrity.kid, integrity.signature, Buffer.byteLength(json)],
       );
       return rows.length > 0;
     });
-    if (recorded) return { json, version, digest };
-    return this.stored(workspaceId, version);
+    if (recorded) return { json, version: built, digest };
+    return this.stored(workspaceId, built);
+  }
+
+  private async snapshotVersion(workspaceId: string): Promise<number | null> {
+    const [ws]: { snapshot_version: number }[] = await this.dataSource.query(`SELECT snapshot_version FROM workspaces WHERE id = $1`, [workspaceId]);
+    return ws ? ws.snapshot_version : null;
   }
 
   /** The document kept for `version`, rebuilt from its header and its stored sections; null when none is kept. */
@@ -208,18 +219,18 @@ export class PublicationService {
    * build), else the kept document of that version, else a new one. Null for a missing workspace.
    */
   async current(workspaceId: string): Promise<SignedSnapshot | null> {
-    const [ws]: { snapshot_version: number }[] = await this.dataSource.query(`SELECT snapshot_version FROM workspaces WHERE id = $1`, [workspaceId]);
-    if (!ws) return null;
+    const version = await this.snapshotVersion(workspaceId);
+    if (version === null) return null;
     const held = await this.hotPath.get(this.hotPath.snapshotName(workspaceId)).catch(() => null);
     if (held !== null) {
       try {
         const parsed = JSON.parse(held) as { version?: unknown; integrity?: { digest?: unknown } };
-        if (parsed.version === ws.snapshot_version && typeof parsed.integrity?.digest === 'string') return { json: held, version: ws.snapshot_version, digest: parsed.integrity.digest };
+        if (parsed.version === version && typeof parsed.integrity?.digest === 'string') return { json: held, version, digest: parsed.integrity.digest };
       } catch {
         // Not JSON: serve from PostgreSQL.
       }
     }
-    return (await this.stored(workspaceId, ws.snapshot_version)) ?? this.document(workspaceId);
+    return this.document(workspaceId, version);
   }
 
   /** Publishes the workspace's current snapshot; true when the hot path now holds it. */
