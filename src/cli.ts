@@ -13,7 +13,7 @@ import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
 import { verifyExportFile } from 'src/modules/audit/audit-export-file';
 import { Jwks, loadKeys } from 'src/common/signing/jws';
-import { describeVerification } from 'src/modules/audit/audit-verifier';
+import { describeVerification, VerifySummary } from 'src/modules/audit/audit-verifier';
 import { verifySnapshot } from 'src/modules/publication/snapshot-integrity';
 import { readFile } from 'node:fs/promises';
 
@@ -48,6 +48,12 @@ async function withApp<T>(config: AppConfig, work: (get: <S>(type: new (...args:
   } finally {
     await database.stop();
   }
+}
+
+/** A verification's one-line summary: the output when the trail holds, the failure otherwise. */
+function verdict(summary: VerifySummary): string {
+  if (!summary.ok) throw new CliError(describeVerification(summary));
+  return describeVerification(summary);
 }
 
 async function run(argv: string[]): Promise<string> {
@@ -108,16 +114,14 @@ async function run(argv: string[]): Promise<string> {
       if (!ws || rest.length !== 1) throw new CliError(USAGE);
       const summary = await withApp(config, (get) => get(AuditTrailService).check(ws));
       if (!summary) throw new CliError(`workspace not found: ${ws}`);
-      if (!summary.ok) throw new CliError(describeVerification(summary));
-      return describeVerification(summary);
+      return verdict(summary);
     }
     case 'audit:verify': {
       const { file, keys } = await fileAndKeys(config, rest);
       const summary = await verifyExportFile(file, keys).catch((error: Error) => {
         throw new CliError(error.message);
       });
-      if (!summary.ok) throw new CliError(describeVerification(summary));
-      return describeVerification(summary);
+      return verdict(summary);
     }
     case 'snapshot:verify': {
       const { file, keys } = await fileAndKeys(config, rest);

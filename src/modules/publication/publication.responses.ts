@@ -80,7 +80,8 @@ const SECTION_DIFF: Schema = {
   required: ['added', 'removed', 'changed'],
   additionalProperties: false,
 };
-const SECTIONS = ['policy', 'approval_rules', 'connections', 'models', 'route_qualifiers', 'pricebook', 'webhook_subscriptions'];
+/** The snapshot sections a version diff compares (each keyed in `snapshot-history.service.ts`). */
+export const SNAPSHOT_SECTIONS = ['policy', 'approval_rules', 'connections', 'models', 'route_qualifiers', 'pricebook', 'webhook_subscriptions'] as const;
 const VERSION_REF: Schema = { type: 'object', properties: { version: { type: 'integer', minimum: 1 }, digest: DIGEST }, required: ['version', 'digest'], additionalProperties: false };
 
 /** GET /api/v1/workspaces/{ws}/publication/diff: entry ids and changed field names by section, never a value. */
@@ -90,7 +91,7 @@ export const VERSION_DIFF_SCHEMA: Schema = {
     workspace_id: { type: 'string' },
     from: VERSION_REF,
     to: VERSION_REF,
-    sections: { type: 'object', properties: Object.fromEntries(SECTIONS.map((s) => [s, SECTION_DIFF])), required: SECTIONS, additionalProperties: false },
+    sections: { type: 'object', properties: Object.fromEntries(SNAPSHOT_SECTIONS.map((s) => [s, SECTION_DIFF])), required: [...SNAPSHOT_SECTIONS], additionalProperties: false },
   },
   required: ['workspace_id', 'from', 'to', 'sections'],
   additionalProperties: false,

@@ -7,13 +7,14 @@ import { MetricsService } from 'src/common/metrics/metrics.service';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTime, formatTimeRequired } from 'src/common/time/time';
 import { PublicationService } from 'src/modules/publication/publication.service';
+import { SNAPSHOT_SECTIONS } from 'src/modules/publication/publication.responses';
 
 /** An instance that has not reported for this long is `stale` and left out of convergence. */
 export const STALE_AFTER_MS = 10 * 60 * 1000;
 const CURSOR = { version: 'int' } as const;
 
-/** The sections a diff compares, each with how its entries are keyed. */
-const DIFF_SECTIONS: Record<string, (value: unknown) => Map<string, unknown>> = {
+/** The sections a diff compares (exactly those of the diff's schema), each with how its entries are keyed. */
+const DIFF_SECTIONS: Record<(typeof SNAPSHOT_SECTIONS)[number], (value: unknown) => Map<string, unknown>> = {
   policy: (v) => new Map(v === null || v === undefined ? [] : [['policy', v]]),
   approval_rules: (v) => byKey((v as { rules?: Record<string, unknown>[] } | null)?.rules ?? [], (r) => `${String(r.policy_id)}/${String(r.rule_id)}`),
   connections: (v) => byKey(v as Record<string, unknown>[], (c) => String(c.connection_id)),
