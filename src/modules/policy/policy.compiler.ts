@@ -121,11 +121,9 @@ export class PolicyCompiler implements OnModuleDestroy {
   async compile(source: string): Promise<CompileResult> {
     this.admit(this.compiles);
     this.compiles++;
-    const stopTimer = this.metrics?.compileDuration.startTimer();
     try {
       return toCompileResult(source, await this.inSlot<ValidationAnswer>('compile', { kind: 'validate', source }));
     } finally {
-      stopTimer?.();
       this.compiles--;
     }
   }
@@ -158,13 +156,19 @@ export class PolicyCompiler implements OnModuleDestroy {
     }
   }
 
-  /** One worker run in a slot: taken at once when free (and, for a chunk, no compile waits), else handed over by a finishing run. */
+  /**
+   * One worker run in a slot: taken at once when free (and, for a chunk, no compile waits), else
+   * handed over by a finishing run. A compile's run is timed from its slot on (the compile latency
+   * metric does not count the wait for a chunk to finish).
+   */
   private async inSlot<T>(kind: 'compile' | 'chunk', message: WorkerMessage): Promise<T> {
     if (this.running < this.concurrency && (kind === 'compile' || this.waiting.compile.length === 0)) this.running++;
     else await new Promise<void>((resolve) => this.waiting[kind].push(resolve));
+    const stopTimer = kind === 'compile' ? this.metrics?.compileDuration.startTimer() : undefined;
     try {
       return await this.run<T>(message);
     } finally {
+      stopTimer?.();
       const next = this.waiting.compile.shift() ?? this.waiting.chunk.shift();
       if (next) next();
       else this.running--;
