@@ -223,10 +223,59 @@ describe(`input refused at the edge (${process.env.HTTP_PLATFORM ?? 'express'})`
     });
   });
 
-  it('base_url: null on POST model-providers is a 422, not a TypeError 500', async () => {
-    const res = await send('POST', `${ws()}/model-providers`, { provider: 'compat_custom', api_key: 'sk-test-0123456789', model_pattern: 'm', upstream_model: 'm', base_url: null });
-    expect([res.status, res.body]).toEqual([422, { detail: [{ loc: ['body', 'base_url'], msg: 'base_url must be a string', type: 'string_type' }] }]);
-    expect(await count('connections')).toBe(0);
+  describe('a null where a field may be omitted but is never null is a 422 naming it, not taken for a value', () => {
+    const typeError = (field: string, msg: string, type: string) => ({ detail: [{ loc: ['body', field], msg, type }] });
+    it('base_url on POST model-providers (a TypeError 500 before)', async () => {
+      const res = await send('POST', `${ws()}/model-providers`, { provider: 'compat_custom', api_key: 'sk-test-0123456789', model_pattern: 'm', upstream_model: 'm', base_url: null });
+      expect([res.status, res.body]).toEqual([422, typeError('base_url', 'base_url must be a string', 'string_type')]);
+      expect(await count('connections')).toBe(0);
+    });
+    it('client_secret on a connection start and api_key on a reconnect (a reconnect answered 500 on a CI run), writing nothing', async () => {
+      const start = await send('POST', `${ws()}/connections`, { slug: 'stripe', source: 'native', client_secret: null });
+      expect([start.status, start.body]).toEqual([422, typeError('client_secret', 'client_secret must be a string', 'string_type')]);
+      expect(await count('connections')).toBe(0);
+      const created = await send('POST', `${ws()}/connections`, { slug: 'stripe', source: 'native' });
+      expect(created.status).toBe(200);
+      const id = (created.body as { connection: { connection_id: string } }).connection.connection_id;
+      const before = await t.db.query(`SELECT credential_revision, updated_at FROM connections WHERE id = $1`, [id]);
+      const audited = await count('audit_events');
+      for (const field of ['api_key', 'client_secret']) {
+        const res = await send('POST', `${ws()}/connections/${id}/reconnect`, { [field]: null });
+        expect([res.status, res.body]).toEqual([422, typeError(field, `${field} must be a string`, 'string_type')]);
+      }
+      expect(await t.db.query(`SELECT credential_revision, updated_at FROM connections WHERE id = $1`, [id])).toEqual(before);
+      expect(await count('audit_events')).toBe(audited);
+    });
+    it('receipt_id and the request fields of a policy explain (a null receipt_id was looked up as a receipt)', async () => {
+      const request = { principal: { type: 'Agent', id: 'a' }, action: { type: 'Action', id: 'tool.call' }, resource: { type: 'Tool', id: 't' }, context: {} };
+      const res = await send('POST', `${ws()}/policy/explain`, { against: 'published', receipt_id: null, ...request });
+      expect([res.status, res.body]).toEqual([422, typeError('receipt_id', 'receipt_id must be a string', 'string_type')]);
+      const principal = await send('POST', `${ws()}/policy/explain`, { against: 'published', ...request, principal: null });
+      expect(principal.status).toBe(422);
+      expect((principal.body as { detail: { loc: string[] }[] }).detail[0].loc).toEqual(['body', 'principal']);
+    });
+    it('the Workers routes: a run with a null session profile was given any active one of the workspace (TypeORM drops a null from a where)', async () => {
+      expect((await send('POST', `${ws()}/keys`, { agent_id: 'agent-1' })).status).toBe(201);
+      const worker = await send('POST', `${ws()}/workers`, { slug: 'null-w', display_name: 'W', agent_passport_id: 'agent-1' });
+      expect(worker.status).toBe(201);
+      const workerId = (worker.body as { resource_id: string }).resource_id;
+      expect((await send('POST', `${ws()}/worker-session-profiles`, { name: 'crm', environment_class: 'code' })).status).toBe(201);
+      const runs = await count('worker_runs');
+      const run = await send('POST', `${ws()}/worker-runs`, { worker_id: workerId, session_profile_id: null });
+      expect([run.status, run.body]).toEqual([422, typeError('session_profile_id', 'session_profile_id must be a string', 'string_type')]);
+      expect(await count('worker_runs')).toBe(runs);
+      for (const field of ['worker_id', 'template_id']) {
+        const estimate = await send('POST', `${ws()}/run-estimates`, { [field]: null });
+        expect([estimate.status, estimate.body]).toEqual([422, typeError(field, `${field} must be a string`, 'string_type')]);
+      }
+      const draft = await send('POST', `${ws()}/worker-drafts`, { job_description: 'triage', template_id: null });
+      expect([draft.status, draft.body]).toEqual([422, typeError('template_id', 'template_id must be a string', 'string_type')]);
+      const workflow = await send('POST', `${ws()}/workflows`, { slug: 'null-f', display_name: 'F' });
+      const workflowId = (workflow.body as { resource_id: string }).resource_id;
+      const steps = await send('PATCH', `${ws()}/workflows/${workflowId}`, { steps: [{ step_id: 's1', worker_id: workerId, condition: null }] });
+      expect(steps.status).toBe(422);
+      expect((steps.body as { detail: { loc: unknown[] }[] }).detail[0].loc).toEqual(['body', 'steps', 0, 'condition']);
+    });
   });
 
   describe('an unexpected 5xx', () => {

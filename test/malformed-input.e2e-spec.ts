@@ -275,4 +275,15 @@ describe(`malformed input on every operation (${process.env.HTTP_PLATFORM ?? 'ex
       { numRuns: RUNS },
     );
   });
+
+  // Sampling reaches a null in one optional field only now and then (a reconnect's `api_key: null`
+  // answered 500 on one CI run), so every body field is also sent null, alone, on the real objects.
+  const nullable = OPERATIONS.flatMap((op) => Object.keys(deref(op.body).properties ?? {}).map((field) => [`${op.method} ${op.path} {${field}: null}`, op, field] as const));
+  it.each(nullable)('%s', async (_name, op, field) => {
+    const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]?.[0] ?? 'x');
+    const auth = path.startsWith('/internal/') ? { Authorization: `Bearer ${await signServiceToken(SERVICE_SECRET, 'gateway', 'control')}` } : bearer(owner);
+    const sent = { method: op.method, path, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ [field]: null }) };
+    const answer = await rawRequest(port, sent.method, sent.path, { ...auth, ...sent.headers }, sent.body);
+    expect([answer.status, fault(op, sent, answer)]).toEqual([answer.status, null]);
+  });
 });

@@ -1,4 +1,5 @@
 import { IsByteLength, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { Omittable } from 'src/common/http/omittable';
 import { LANES, Lane } from 'src/modules/catalog/catalog.schema';
 
 const NO_CONTROL = /^[^\x00-\x1f\x7f]*$/;
@@ -8,7 +9,7 @@ export class StartConnectionDto {
   @IsString() @MinLength(1) @MaxLength(128) slug: string;
   @IsIn(LANES) source: Lane;
   @IsOptional() @IsString() @MinLength(1) @MaxLength(512) @Matches(NO_CONTROL) client_id?: string;
-  @IsOptional() @IsString() @IsByteLength(1, MAX_SECRET_BYTES) @Matches(NO_CONTROL) client_secret?: string;
+  @Omittable() @IsString() @IsByteLength(1, MAX_SECRET_BYTES) @Matches(NO_CONTROL) client_secret?: string;
 }
 
 export class RestrictedKeyDto {
@@ -16,8 +17,8 @@ export class RestrictedKeyDto {
 }
 
 export class ReconnectDto {
-  @IsOptional() @IsString() @IsByteLength(1, MAX_SECRET_BYTES) @Matches(NO_CONTROL) client_secret?: string;
-  @IsOptional() @IsString() @IsByteLength(1, MAX_SECRET_BYTES) @Matches(NO_CONTROL) api_key?: string;
+  @Omittable() @IsString() @IsByteLength(1, MAX_SECRET_BYTES) @Matches(NO_CONTROL) client_secret?: string;
+  @Omittable() @IsString() @IsByteLength(1, MAX_SECRET_BYTES) @Matches(NO_CONTROL) api_key?: string;
 }
 
 export class CatalogProviderDto {

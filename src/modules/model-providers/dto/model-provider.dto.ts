@@ -1,4 +1,5 @@
-import { IsByteLength, IsIn, IsString, Matches, ValidateIf } from 'class-validator';
+import { IsByteLength, IsIn, IsString, Matches } from 'class-validator';
+import { Omittable } from 'src/common/http/omittable';
 import { PROVIDER_NAMES, ProviderName } from 'src/modules/model-providers/providers';
 
 const NO_CONTROL = /^[^\x00-\x1f\x7f]*$/;
@@ -12,6 +13,5 @@ export class CreateModelProviderDto {
   @IsString() @IsByteLength(1, 8192) @Matches(NO_CONTROL) api_key: string;
   @IsString() model_pattern: string;
   @IsString() upstream_model: string;
-  // May be omitted, never null: a null would reach the URL check (issue 17).
-  @ValidateIf((o: CreateModelProviderDto) => o.base_url !== undefined) @IsString() base_url?: string;
+  @Omittable() @IsString() base_url?: string;
 }

@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy, ValidateNested } from 'class-validator';
+import { Omittable } from 'src/common/http/omittable';
 
 /** Largest policy source, in UTF-8 bytes. */
 export const MAX_POLICY_BYTES = 262144;
@@ -43,8 +44,8 @@ export const DEFAULT_REPLAY_LIMIT = 10000;
 
 export class ReplayPolicyDto {
   /** Half-open UTC window (both or neither; default the last 7 days), checked by the service with the window helpers. */
-  @IsOptional() @IsString() from?: string;
-  @IsOptional() @IsString() to?: string;
+  @Omittable() @IsString() from?: string;
+  @Omittable() @IsString() to?: string;
   @IsOptional() @IsInt() @Min(1) @Max(100000) limit?: number; // MAX_REPLAY_LIMIT, written out for the OpenAPI document
   /** Replay this source instead of the stored draft. */
   @IsOptional() @CedarText() cedar_text?: string;
@@ -61,11 +62,11 @@ export const MAX_EXPLAIN_ENTITIES = 1000;
 export class ExplainPolicyDto {
   @IsIn(['draft', 'published']) against: 'draft' | 'published';
   /** Take the request from this receipt (of this workspace) instead of the fields below. */
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(64) receipt_id?: string;
-  @IsOptional() @ValidateNested() @Type(() => EntityUidDto) principal?: EntityUidDto;
-  @IsOptional() @ValidateNested() @Type(() => EntityUidDto) action?: EntityUidDto;
-  @IsOptional() @ValidateNested() @Type(() => EntityUidDto) resource?: EntityUidDto;
-  @IsOptional() @IsObject() context?: Record<string, unknown>;
+  @Omittable() @IsString() @MinLength(1) @MaxLength(64) receipt_id?: string;
+  @Omittable() @ValidateNested() @Type(() => EntityUidDto) principal?: EntityUidDto;
+  @Omittable() @ValidateNested() @Type(() => EntityUidDto) action?: EntityUidDto;
+  @Omittable() @ValidateNested() @Type(() => EntityUidDto) resource?: EntityUidDto;
+  @Omittable() @IsObject() context?: Record<string, unknown>;
   @IsOptional() @IsArray() @ArrayMaxSize(MAX_EXPLAIN_ENTITIES) @IsObject({ each: true }) entities?: Record<string, unknown>[];
 }
 

@@ -1,11 +1,12 @@
 import { IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { PageQuery } from 'src/common/pagination/query';
 import { ENVIRONMENT_CLASSES } from 'src/modules/workers/workers.data';
+import { Omittable } from 'src/common/http/omittable';
 
 export class StartRunDto {
   @IsString() @MinLength(1) @MaxLength(64) worker_id: string;
   @IsOptional() @IsObject() input?: Record<string, unknown>;
-  @IsOptional() @IsString() @MaxLength(64) session_profile_id?: string;
+  @Omittable() @IsString() @MaxLength(64) session_profile_id?: string;
 }
 
 export class StartDemoRunDto {
@@ -14,8 +15,8 @@ export class StartDemoRunDto {
 }
 
 export class EstimateDto {
-  @IsOptional() @IsString() @MaxLength(64) worker_id?: string;
-  @IsOptional() @IsString() @MaxLength(64) template_id?: string;
+  @Omittable() @IsString() @MaxLength(64) worker_id?: string;
+  @Omittable() @IsString() @MaxLength(64) template_id?: string;
 }
 
 export class ControlLeaseDto {
@@ -26,7 +27,7 @@ export const RUN_STATES = ['starting', 'queued', 'running', 'paused', 'succeeded
 
 export class ListRunsQuery extends PageQuery {
   @IsOptional() @IsIn(RUN_STATES) status?: string;
-  @IsOptional() @IsString() @MaxLength(64) worker_id?: string;
+  @Omittable() @IsString() @MaxLength(64) worker_id?: string;
 }
 
 export class CreateSessionProfileDto {

@@ -4,12 +4,13 @@ import {
 } from 'class-validator';
 import { PageQuery } from 'src/common/pagination/query';
 import { ENVIRONMENT_CLASSES, EXECUTION_MODE_NAMES, PRESET_NAMES } from 'src/modules/workers/workers.data';
+import { Omittable } from 'src/common/http/omittable';
 
 export const SLUG = /^[a-z0-9][a-z0-9-]*$/;
 
 export class DraftWorkerDto {
   @IsString() @MinLength(1) @MaxLength(4000) job_description: string;
-  @IsOptional() @IsString() @MaxLength(64) template_id?: string;
+  @Omittable() @IsString() @MaxLength(64) template_id?: string;
   @IsOptional() @IsIn(EXECUTION_MODE_NAMES) execution_mode?: string;
   @IsOptional() @IsIn(PRESET_NAMES) permission_preset?: string;
 }

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { SLUG } from 'src/modules/workers/dto/workers.dto';
+import { Omittable } from 'src/common/http/omittable';
 
 export class CreateWorkflowDto {
   @IsString() @MinLength(1) @MaxLength(64) @Matches(SLUG) slug: string;
@@ -12,7 +13,7 @@ export class WorkflowStepDto {
   @IsString() @MinLength(1) @MaxLength(64) @Matches(/^[a-z0-9][a-z0-9_-]*$/) step_id: string;
   @IsString() @MinLength(1) @MaxLength(64) worker_id: string;
   @IsOptional() @IsArray() @ArrayMaxSize(64) @IsString({ each: true }) depends_on?: string[];
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(2000) condition?: string;
+  @Omittable() @IsString() @MinLength(1) @MaxLength(2000) condition?: string;
 }
 
 export class PatchWorkflowDto {
