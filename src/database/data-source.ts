@@ -14,6 +14,9 @@ export function dataSourceOptions(url: string, poolSize: number): DataSourceOpti
     entities: ENTITIES,
     // Off: a failed statement would be logged with its parameters, which can hold digests and envelopes.
     logging: false,
+    // A null or undefined in a find's where is dropped by default, widening the find to any row (a run
+    // with `session_profile_id: null` was given any active profile): fail instead.
+    invalidWhereValuesBehavior: { null: 'throw', undefined: 'throw' },
     extra: { max: poolSize, idleTimeoutMillis: 30000 },
   };
 }
