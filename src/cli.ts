@@ -21,11 +21,15 @@ const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspa
 
 class CliError extends Error {}
 
-/** The offline verifiers' `FILE [--keys FILE_OR_URL]`: the file and control's JWKS (by default from PUBLIC_URL). */
-async function fileAndKeys(config: AppConfig, rest: string[]): Promise<{ file: string; keys: Jwks }> {
+/**
+ * The offline verifiers' `FILE [--keys FILE_OR_URL]`: the file and control's JWKS, by default from
+ * PUBLIC_URL. With `--keys` no configuration is read: verifying needs no database, secret or
+ * signing key, and works on a machine that has only the file and the keys.
+ */
+async function fileAndKeys(config: () => AppConfig, rest: string[]): Promise<{ file: string; keys: Jwks }> {
   const { values, positionals } = parseArgs({ args: rest, options: { keys: { type: 'string' } }, allowPositionals: true, strict: true });
   if (positionals.length !== 1) throw new CliError(USAGE);
-  const keys = await loadKeys(values.keys ?? `${config.publicUrl}/.well-known/control-signing-keys.json`).catch((error: Error) => {
+  const keys = await loadKeys(values.keys ?? `${config().publicUrl}/.well-known/control-signing-keys.json`).catch((error: Error) => {
     throw new CliError(error.message);
   });
   return { file: positionals[0], keys };
@@ -56,9 +60,35 @@ function verdict(summary: VerifySummary): string {
   return describeVerification(summary);
 }
 
+/** `audit:verify` and `snapshot:verify`: a file checked against control's JWKS, without the application. */
+async function verifyOffline(command: 'audit:verify' | 'snapshot:verify', rest: string[]): Promise<string> {
+  switch (command) {
+    case 'audit:verify': {
+      const { file, keys } = await fileAndKeys(loadConfig, rest);
+      const summary = await verifyExportFile(file, keys).catch((error: Error) => {
+        throw new CliError(error.message);
+      });
+      return verdict(summary);
+    }
+    case 'snapshot:verify': {
+      const { file, keys } = await fileAndKeys(loadConfig, rest);
+      let snapshot: { workspace_id?: unknown; version?: unknown };
+      try {
+        snapshot = JSON.parse(await readFile(file, 'utf8'));
+      } catch (error) {
+        throw new CliError(`not a snapshot file: ${(error as Error).message}`);
+      }
+      const check = verifySnapshot(snapshot, keys);
+      if (!check.ok) throw new CliError(`snapshot refused: ${check.reason}`);
+      return `snapshot verified: workspace ${String(snapshot.workspace_id)} version ${String(snapshot.version)}, ${check.digest}, signed by ${check.kid}`;
+    }
+  }
+}
+
 async function run(argv: string[]): Promise<string> {
-  const config = loadConfig();
   const [command, ...rest] = argv;
+  if (command === 'audit:verify' || command === 'snapshot:verify') return verifyOffline(command, rest);
+  const config = loadConfig();
   switch (command) {
     case 'migration:run': {
       const database = await openDatabase(config);
@@ -115,25 +145,6 @@ async function run(argv: string[]): Promise<string> {
       const summary = await withApp(config, (get) => get(AuditTrailService).check(ws));
       if (!summary) throw new CliError(`workspace not found: ${ws}`);
       return verdict(summary);
-    }
-    case 'audit:verify': {
-      const { file, keys } = await fileAndKeys(config, rest);
-      const summary = await verifyExportFile(file, keys).catch((error: Error) => {
-        throw new CliError(error.message);
-      });
-      return verdict(summary);
-    }
-    case 'snapshot:verify': {
-      const { file, keys } = await fileAndKeys(config, rest);
-      let snapshot: { workspace_id?: unknown; version?: unknown };
-      try {
-        snapshot = JSON.parse(await readFile(file, 'utf8'));
-      } catch (error) {
-        throw new CliError(`not a snapshot file: ${(error as Error).message}`);
-      }
-      const check = verifySnapshot(snapshot, keys);
-      if (!check.ok) throw new CliError(`snapshot refused: ${check.reason}`);
-      return `snapshot verified: workspace ${String(snapshot.workspace_id)} version ${String(snapshot.version)}, ${check.digest}, signed by ${check.kid}`;
     }
     default:
       throw new CliError(USAGE);

@@ -8,6 +8,8 @@ import { signServiceToken } from 'src/common/auth/service-token';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 
 const ROOT = join(__dirname, '..');
+/** The environment of a machine that has only the file to verify and control's keys. */
+const OFFLINE = { NODE_ENV: 'production' };
 
 /** Runs the operations CLI as `npm run cli` does, against the suite's database. */
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -124,7 +126,8 @@ describe('operations CLI', () => {
       res.on('end', () => done(null, body));
     });
     writeFileSync(file, exported.body as string);
-    const [verified, checked] = await Promise.all([cli(['audit:verify', file, '--keys', keys], env), cli(['audit:check', op.workspaceId], env)]);
+    // Offline: with --keys, no configuration is read (a production environment without a database or signing key).
+    const [verified, checked] = await Promise.all([cli(['audit:verify', file, '--keys', keys], OFFLINE), cli(['audit:check', op.workspaceId], env)]);
     expect(verified).toMatchObject({ code: 0, stdout: `audit trail verified: workspace ${op.workspaceId}, 2 rows (seq 1..2), 2 checkpoints, signed through seq 2\n` });
     expect(checked).toMatchObject({ code: 0, stdout: `audit trail verified: workspace ${op.workspaceId}, 2 rows (seq 1..2), 1 checkpoints, signed through seq 2\n` });
 
@@ -147,7 +150,7 @@ describe('operations CLI', () => {
     writeFileSync(good, JSON.stringify(snapshot));
     writeFileSync(altered, JSON.stringify({ ...snapshot, env: 'prod' }));
     const [ok, bad, unreadable] = await Promise.all([
-      cli(['snapshot:verify', good, '--keys', keys], env),
+      cli(['snapshot:verify', good, '--keys', keys], OFFLINE),
       cli(['snapshot:verify', altered, '--keys', keys], env),
       cli(['snapshot:verify', good, '--keys', noKeys], env),
     ]);
