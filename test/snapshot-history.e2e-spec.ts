@@ -3,7 +3,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { Jwks } from 'src/common/signing/jws';
 import { MetricsService } from 'src/common/metrics/metrics.service';
+import { PublicationJob } from 'src/modules/publication/publication.job';
 import { PublicationService } from 'src/modules/publication/publication.service';
+import { SnapshotHistoryService } from 'src/modules/publication/snapshot-history.service';
 import { snapshotDigest, verifySnapshot } from 'src/modules/publication/snapshot-integrity';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
@@ -251,6 +253,23 @@ describe('signed snapshots, their history and the rollout view', () => {
       await applied(ws, { instance_id: 'gw-late', version: 2, digest: v2.integrity.digest, applied_at: '2026-01-02T00:00:00.000Z' });
       const late = await applied(ws, { instance_id: 'gw-late', version: 1, digest: v1.integrity.digest, applied_at: '2026-01-01T00:00:00.000Z' });
       expect(late.body).toEqual({ instance_id: 'gw-late', version: 2, digest: v2.integrity.digest, applied_at: '2026-01-02T00:00:00.000Z', state: 'current' });
+    });
+
+    it('an instance unheard of for 24 hours leaves the view, in bounded steps, and comes back when it reports again', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      const v1 = await held(ws);
+      const report = (instance: string) => applied(ws, { instance_id: instance, version: 1, digest: v1.integrity.digest, applied_at: new Date().toISOString() });
+      for (const instance of ['gw-1', 'gw-2', 'gw-3', 'gw-4', 'gw-5']) expect((await report(instance)).status).toBe(200);
+      await t.db.query(`UPDATE snapshot_instances SET reported_at = now() - interval '25 hours' WHERE workspace_id = $1 AND instance_id IN ('gw-1', 'gw-2', 'gw-3')`, [ws]);
+      await t.db.query(`UPDATE snapshot_instances SET reported_at = now() - interval '23 hours' WHERE workspace_id = $1 AND instance_id = 'gw-4'`, [ws]);
+      const listed = async () => (await api(op, 'get', '/publication').expect(200)).body.instances.map((i: { instance_id: string; state: string }) => `${i.instance_id} ${i.state}`);
+      expect(await listed()).toEqual(['gw-1 stale', 'gw-2 stale', 'gw-3 stale', 'gw-4 stale', 'gw-5 current']);
+      expect(await t.app.get(SnapshotHistoryService).forgetInstances(2)).toBe(2);
+      await t.app.get(PublicationJob).prune();
+      expect(await listed()).toEqual(['gw-4 stale', 'gw-5 current']);
+      expect((await report('gw-2')).status).toBe(200);
+      expect(await listed()).toEqual(['gw-2 current', 'gw-4 stale', 'gw-5 current']);
     });
   });
 

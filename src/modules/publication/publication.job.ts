@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { PublicationService } from 'src/modules/publication/publication.service';
+import { SnapshotHistoryService } from 'src/modules/publication/snapshot-history.service';
 import { errorFields } from 'src/common/logging/error-fields';
 
 export const RECONCILE_INTERVAL_MS = 2000;
@@ -15,7 +16,10 @@ export class PublicationJob {
   private readonly logger = new Logger('publication');
   private running = false;
 
-  constructor(private readonly publications: PublicationService) {}
+  constructor(
+    private readonly publications: PublicationService,
+    private readonly history: SnapshotHistoryService,
+  ) {}
 
   @Interval(RECONCILE_INTERVAL_MS)
   async tick(): Promise<void> {
@@ -30,11 +34,12 @@ export class PublicationJob {
     }
   }
 
-  /** Snapshot history retention, one bounded step a minute (each step deletes at most 500 versions). */
+  /** Snapshot history and rollout view retention, one bounded step a minute (each deletes at most 500 rows). */
   @Interval(PRUNE_INTERVAL_MS)
   async prune(): Promise<void> {
     try {
       await this.publications.prune();
+      await this.history.forgetInstances();
     } catch (error) {
       this.logger.warn({ msg: 'snapshot history retention step failed', ...errorFields(error) });
     }

@@ -11,6 +11,8 @@ import { SNAPSHOT_SECTIONS } from 'src/modules/publication/publication.responses
 
 /** An instance that has not reported for this long is `stale` and left out of convergence. */
 export const STALE_AFTER_MS = 10 * 60 * 1000;
+/** An instance that has not reported for this long is gone (a replaced pod, a retired host): it leaves the rollout view. */
+export const FORGET_AFTER_HOURS = 24;
 const CURSOR = { version: 'int' } as const;
 
 /** The sections a diff compares (exactly those of the diff's schema), each with how its entries are keyed. */
@@ -183,6 +185,25 @@ export class SnapshotHistoryService {
       }
       return toInstance(row, ws.digest, Date.now());
     });
+  }
+
+  /**
+   * One retention step of the rollout view (docs/rollout.md): forgets up to `limit` instances that
+   * have not reported for FORGET_AFTER_HOURS, so instance ids that a fleet churns through (every
+   * replaced pod reports under a new one) do not pile up as `stale` for good. An instance that
+   * reports again is listed again. Returns how many went.
+   */
+  async forgetInstances(limit = 500): Promise<number> {
+    const [row]: { deleted: number }[] = await this.dataSource.query(
+      `WITH gone AS (
+         DELETE FROM snapshot_instances WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM snapshot_instances WHERE reported_at < now() - make_interval(hours => $1) LIMIT $2
+         )) RETURNING 1
+       )
+       SELECT count(*)::int AS deleted FROM gone`,
+      [FORGET_AFTER_HOURS, limit],
+    );
+    return row.deleted;
   }
 
   /** The rollout view: the published version and, per instance, what it applied and whether it is current. */
