@@ -1,13 +1,15 @@
 /**
  * Policy replay benchmark: `NODE_PATH=. node -r ts-node/register/transpile-only bench/policy-replay.ts`.
  * 10,000 recorded decisions (receipt revisions carrying `envelope.authorization`, written straight
- * into the read model) replayed against a 100-policy draft:
- * 1. `POST /policy/replay` through the API (read, evaluate in the compiler's worker, compare);
- * 2. the seam alone (`PolicyCompiler.evaluate` on the same requests, no database), with 2 slots
- *    (the default: chunks on both workers) and with 1 (one worker);
+ * into the read model) replayed against a 100-policy draft, twice over: recorded traffic as it
+ * repeats (2,100 distinct requests in 10,000) and a set where every request is distinct:
+ * 1. `POST /policy/replay` through the API (read page by page, evaluate in the compiler's workers,
+ *    compare), with the heap's growth during the replay;
+ * 2. the seam alone (`PolicyCompiler.evaluate` on the distinct requests, one page, no database),
+ *    with 2 slots (the default: chunks on both workers) and with 1 (one worker);
  * 3. the limit: cedar-wasm's own `isAuthorized` in one loop on the main thread (it parses the
  *    policy set on every call; timed on 1000 requests and scaled), and `statefulIsAuthorized` on
- *    a policy set parsed once (what the worker runs), same requests and source, same run.
+ *    a policy set parsed once (what the worker runs), same distinct requests and source, same run.
  * Also: how long a compile waits while a replay runs (compiles take the slot of the next chunk to finish).
  * Needs the PostgreSQL and Redis of `npm test`. BENCH_ITERATIONS (default 3) sets the samples per row (medians).
  */
@@ -19,44 +21,13 @@ import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { AuthorizationRequest, EVALUATION_CHUNK, PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { startBenchApp } from 'bench/in-process-app';
 import { median } from 'bench/stats';
+import { draft, POLICIES, request, seedDecisions } from 'bench/replay-seed';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 3);
 /** `isAuthorized` parses the whole policy set on every call: timed on this many requests, its rate scaled. */
 const RAW_SAMPLE = 1000;
 const DECISIONS = 10000;
-const POLICIES = 100;
 const PORT = 3904;
-const TOOL_CALL = 'Gateway::Action::"tool.call"';
-
-/** 100 policies: a permit per tool connector and a forbid for every tenth, each reading an attribute. */
-function draft(): string {
-  const lines: string[] = [];
-  for (let i = 0; i < POLICIES; i++) {
-    lines.push(
-      i % 10 === 9
-        ? `@id("forbid-${i}") forbid (principal, action == ${TOOL_CALL}, resource) when { resource.connector == "c${i - 9}" && context.env == "prod" };`
-        : `@id("permit-${i}") permit (principal, action == ${TOOL_CALL}, resource) when { resource.connector == "c${i}" && resource.name like "*tool*" };`,
-    );
-  }
-  return lines.join('\n') + '\n';
-}
-
-function request(ws: string, i: number): AuthorizationRequest & { decision: 'allow' | 'deny' } {
-  const inWs = [{ type: 'Gateway::Workspace', id: ws }];
-  const key = `key_${i % 50}`;
-  const tool = `c${i % 100}.tool_${i % 7}`;
-  return {
-    principal: { type: 'Gateway::Key', id: key },
-    action: { type: 'Gateway::Action', id: 'tool.call' },
-    resource: { type: 'Gateway::Tool', id: tool },
-    context: { env: i % 3 === 0 ? 'prod' : 'dev', surface: 'mcp' },
-    entities: [
-      { uid: { type: 'Gateway::Key', id: key }, attrs: {}, parents: inWs },
-      { uid: { type: 'Gateway::Tool', id: tool }, attrs: { name: tool, connector: `c${i % 100}` }, parents: inWs },
-    ],
-    decision: i % 2 === 0 ? 'allow' : 'deny',
-  };
-}
 
 const rate = (n: number, ms: number) => Math.round((n * 1000) / ms);
 
@@ -72,47 +43,47 @@ async function main(): Promise<void> {
       return res.json() as Promise<Record<string, any>>;
     };
     const ws = (await call('GET', '/me')).default_workspace_id as string;
-    const requests = Array.from({ length: DECISIONS }, (_, i) => request(ws, i));
-    // The read model as ingestion leaves it: one revision and one head per receipt, the newest a second apart.
+    // The repeating set is the last DECISIONS seconds; the distinct set the same span a day earlier.
     const now = Date.now();
     const db = app.get(DataSource);
-    for (let at = 0; at < DECISIONS; at += 1000) {
-      const chunk = requests.slice(at, at + 1000);
-      const times = chunk.map((_, i) => new Date(now - (at + i) * 1000).toISOString());
-      const ids = chunk.map((_, i) => `bench${at + i}`);
-      await db.query(
-        `INSERT INTO receipt_revisions (workspace_id, invocation_id, receipt_revision, receipt_id, tool, key_id, state, decision, dispatch_state,
-           evidence_trust, verification_state, verification_method, attempt_count, occurred_at, updated_at, envelope)
-         SELECT $1, 'inv_' || id, 1, 'rcp_' || id, tool, key, 'completed', d, 'accepted', 'gateway_observed', 'not_required', 'none', 1, at, at,
-                jsonb_build_object('authorization', auth)
-         FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[]) AS t(id, tool, key, d, at, auth)`,
-        [ws, ids, chunk.map((r) => r.resource.id), chunk.map((r) => r.principal.id), chunk.map((r) => r.decision), times, chunk.map((r) => JSON.stringify({ ...r, policy_revision_id: null, determining_policies: [] }))],
-      );
-      await db.query(
-        `INSERT INTO receipt_heads (invocation_id, workspace_id, receipt_id, receipt_revision, tool, key_id, state, decision, dispatch_state,
-           evidence_trust, verification_state, verification_method, attempt_count, occurred_at, updated_at)
-         SELECT invocation_id, workspace_id, receipt_id, 1, tool, key_id, state, decision, dispatch_state, evidence_trust, verification_state,
-                verification_method, attempt_count, occurred_at, updated_at
-         FROM receipt_revisions WHERE workspace_id = $1 AND receipt_id = ANY($2)`,
-        [ws, ids.map((id) => `rcp_${id}`)],
-      );
-    }
+    const DAY = 86_400_000;
+    const requests = Array.from({ length: DECISIONS }, (_, i) => request(ws, i, false));
+    const distinctRequests = Array.from({ length: DECISIONS }, (_, i) => request(ws, i, true));
+    await seedDecisions(db, ws, requests, now, 'bench');
+    await seedDecisions(db, ws, distinctRequests, now - DAY, 'distinct');
     await db.query('ANALYZE receipt_revisions, receipt_heads');
+    const windows = {
+      repeating: { from: new Date(now - DECISIONS * 1000).toISOString(), to: new Date(now + 1000).toISOString(), limit: DECISIONS },
+      distinct: { from: new Date(now - DAY - DECISIONS * 1000).toISOString(), to: new Date(now - DAY + 1000).toISOString(), limit: DECISIONS },
+    };
 
     await call('PUT', `/workspaces/${ws}/policy`, { cedar_text: source });
-    const check = await call('POST', `/workspaces/${ws}/policy/replay`, { limit: DECISIONS }); // warm-up and check
-    if (check.evaluated !== DECISIONS) throw new Error(`replayed ${check.evaluated} of ${DECISIONS}`);
-    const api: number[] = [];
-    for (let i = 0; i < ITERATIONS; i++) {
-      const start = performance.now();
-      await call('POST', `/workspaces/${ws}/policy/replay`, { limit: DECISIONS });
-      api.push(performance.now() - start);
-    }
+    // Each replay through the API, with the growth of the heap above where it started (sampled every 5 ms).
+    const replayed = async (window: object) => {
+      const samples: number[] = [];
+      const peaks: number[] = [];
+      for (let i = 0; i <= ITERATIONS; i++) {
+        const heapBefore = process.memoryUsage().heapUsed;
+        let peak = heapBefore;
+        const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 5);
+        const start = performance.now();
+        const answer = await call('POST', `/workspaces/${ws}/policy/replay`, window);
+        const ms = performance.now() - start;
+        clearInterval(sampler);
+        if (answer.evaluated !== DECISIONS) throw new Error(`replayed ${answer.evaluated} of ${DECISIONS}`);
+        if (i === 0) continue; // warm-up
+        samples.push(ms);
+        peaks.push(peak - heapBefore);
+      }
+      return { samples, heap: median(peaks) };
+    };
+    const api = await replayed(windows.repeating);
+    const apiDistinct = await replayed(windows.distinct);
 
     // A compile issued while a replay runs waits at most one chunk (it is never refused: compiles come first).
     const waits: number[] = [];
     for (let i = 0; i < ITERATIONS; i++) {
-      const replay = call('POST', `/workspaces/${ws}/policy/replay`, { limit: DECISIONS });
+      const replay = call('POST', `/workspaces/${ws}/policy/replay`, windows.distinct);
       await new Promise((resolve) => setTimeout(resolve, 50));
       const start = performance.now();
       await call('POST', `/workspaces/${ws}/policy/test`, {});
@@ -123,14 +94,14 @@ async function main(): Promise<void> {
     // The seam with the default POLICY_COMPILER_CONCURRENCY (2: both workers evaluate), and with
     // one slot (one worker: how replay ran before chunks were spread over the slots).
     const shared = [{ uid: { type: 'Gateway::Workspace', id: ws }, attrs: { env: 'dev' }, parents: [] }];
-    const seamWith = async (slots: number) => {
+    const seamWith = async (slots: number, set: AuthorizationRequest[]) => {
       const compiler = new PolicyCompiler(slots);
       const samples: number[] = [];
       try {
-        await compiler.evaluate('warm', source, shared, requests.slice(0, 10));
+        await compiler.evaluate('warm', source, shared, [set.slice(0, 10)], () => undefined);
         for (let i = 0; i < ITERATIONS; i++) {
           const start = performance.now();
-          await compiler.evaluate(`k${i}`, source, shared, requests);
+          await compiler.evaluate(`k${i}`, source, shared, [set], () => undefined);
           samples.push(performance.now() - start);
         }
       } finally {
@@ -138,15 +109,15 @@ async function main(): Promise<void> {
       }
       return samples;
     };
-    const seam = await seamWith(2);
-    const oneWorker = await seamWith(1);
+    const seam = await seamWith(2, distinctRequests);
+    const oneWorker = await seamWith(1, distinctRequests);
 
     // The limits, on the main thread: `isAuthorized` (the policy set parsed on every call) and
     // `statefulIsAuthorized` on a policy set parsed once (what the worker runs).
     const raw: number[] = [];
     for (let i = 0; i < ITERATIONS; i++) {
       const start = performance.now();
-      for (const r of requests.slice(0, RAW_SAMPLE)) {
+      for (const r of distinctRequests.slice(0, RAW_SAMPLE)) {
         const answer = isAuthorized({ principal: r.principal, action: r.action, resource: r.resource, context: r.context as never, entities: [...r.entities, ...shared] as never, policies: { staticPolicies: source } });
         if (answer.type !== 'success') throw new Error('bench request refused');
       }
@@ -156,7 +127,7 @@ async function main(): Promise<void> {
     const stateful: number[] = [];
     for (let i = 0; i < ITERATIONS; i++) {
       const start = performance.now();
-      for (const r of requests) {
+      for (const r of distinctRequests) {
         const answer = statefulIsAuthorized({ principal: r.principal, action: r.action, resource: r.resource, context: r.context as never, entities: [...r.entities, ...shared] as never, preparsedPolicySetId: 'bench' });
         if (answer.type !== 'success') throw new Error('bench request refused');
       }
@@ -172,9 +143,11 @@ async function main(): Promise<void> {
 
     const row = (name: string, samples: number[]) =>
       `| ${name} | ${median(samples).toFixed(0)} ms | ${rate(DECISIONS, median(samples))}/s | ${(median(raw) / median(samples)).toFixed(2)} | ${(median(stateful) / median(samples)).toFixed(2)} |`;
-    rows.push(row('`POST /policy/replay` (API: read, evaluate in the worker, compare)', api));
-    rows.push(row('seam alone (`PolicyCompiler.evaluate`, 2 slots: both workers)', seam));
-    rows.push(row('seam alone, 1 slot (one worker)', oneWorker));
+    const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
+    rows.push(row(`\`POST /policy/replay\`, recorded traffic (2,100 distinct requests; heap +${mib(api.heap)})`, api.samples));
+    rows.push(row(`\`POST /policy/replay\`, every request distinct (heap +${mib(apiDistinct.heap)})`, apiDistinct.samples));
+    rows.push(row('seam alone (`PolicyCompiler.evaluate`, 2 slots: both workers), every request distinct', seam));
+    rows.push(row('seam alone, 1 slot (one worker), every request distinct', oneWorker));
     rows.push(row('`isAuthorized` loop, main thread (parses the policy set per call)', raw));
     rows.push(row('`statefulIsAuthorized` loop, main thread (policy set parsed once)', stateful));
     rows.push('');

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
+import { REPLAY_PAGE } from 'src/modules/policy/policy-replay.service';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { DecisionRequest, GatewayEmulator } from 'test/support/gateway-emulator';
@@ -235,6 +236,23 @@ describe('policy replay, explain and diff', () => {
       expect(limited.body.changes[0].example.receipt_id).toBe(newest.receipt_id);
     });
 
+    it('reads the decisions page by page, each once, the limit cutting inside a page (all recorded at the same instant)', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      await publish(op, PUBLISHED);
+      const n = REPLAY_PAGE + 500;
+      // Odd: Stripe (deny, allowed by the change); every fourth: GitHub for key_b (allow, denied by it); the rest unchanged.
+      await emit(op, Array.from({ length: n }, (_, i) => (i % 2 ? request(ws, `key_${i}`, 'stripe.refund') : request(ws, i % 4 ? `key_${i}` : 'key_b', 'github.create_issue'))));
+      // Statistics, as autovacuum keeps them: without, the planner probes the anti-join by workspace (quadratic here, seconds).
+      await t.db.query('ANALYZE receipt_revisions, receipt_heads');
+      const all = (await replay(op, { cedar_text: CHANGED }).expect(200)).body;
+      expect(all).toMatchObject({ evaluated: n, unchanged: n / 4, flips: { allow_to_deny: n / 4, deny_to_allow: n / 2 }, not_replayable: 0, errors: 0 });
+      expect(all.changes.map((c: { resource: { id: string }; count: number }) => [c.resource.id, c.count])).toEqual([['stripe.refund', n / 2], ['github.create_issue', n / 4]]);
+      const limited = (await replay(op, { cedar_text: CHANGED, limit: REPLAY_PAGE + 1 }).expect(200)).body;
+      expect(limited.evaluated).toBe(REPLAY_PAGE + 1);
+      expect(limited.unchanged + limited.flips.allow_to_deny + limited.flips.deny_to_allow).toBe(REPLAY_PAGE + 1);
+    });
+
     it('refuses window and limit bounds with the field-shaped detail', async () => {
       const op = await t.signIn();
       const cases: [object, object][] = [
@@ -259,7 +277,8 @@ describe('policy replay, explain and diff', () => {
       const op = await t.signIn();
       await publish(op, PUBLISHED);
       const ws = op.workspaceId;
-      await emit(op, Array.from({ length: 3000 }, (_, i) => request(ws, `key_${i % 7}`, i % 2 ? 'github.create_issue' : 'stripe.refund')));
+      // Distinct keys: the seam evaluates identical requests once, and these must keep the workers busy.
+      await emit(op, Array.from({ length: 3000 }, (_, i) => request(ws, `key_${i}`, i % 2 ? 'github.create_issue' : 'stripe.refund')));
       const before = await written(ws);
       const results = await Promise.all(Array.from({ length: 4 }, () => replay(op, { cedar_text: CHANGED })));
       for (const res of results) {
@@ -276,7 +295,8 @@ describe('policy replay, explain and diff', () => {
       const op = await t.signIn();
       await publish(op, PUBLISHED);
       const ws = op.workspaceId;
-      await emit(op, Array.from({ length: 3000 }, (_, i) => request(ws, `key_${i % 7}`, i % 2 ? 'github.create_issue' : 'stripe.refund')));
+      // Distinct keys: the seam evaluates identical requests once, and these must keep the workers busy.
+      await emit(op, Array.from({ length: 3000 }, (_, i) => request(ws, `key_${i}`, i % 2 ? 'github.create_issue' : 'stripe.refund')));
       let replaying = true;
       const running = replay(op, { cedar_text: CHANGED }).then((res) => {
         replaying = false;

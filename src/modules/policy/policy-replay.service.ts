@@ -6,7 +6,7 @@ import { formatTimeRequired, requestWindow, TimeWindow } from 'src/common/time/t
 import { SourcePositions } from 'src/modules/policy/diagnostics';
 import { DEFAULT_POLICY, draftHash, PolicyState } from 'src/modules/policy/dto/policy.document';
 import { DEFAULT_REPLAY_LIMIT, ExplainPolicyDto, ReplayPolicyDto } from 'src/modules/policy/dto/policy.dto';
-import { AuthorizationRequest } from 'src/modules/policy/policy.compiler';
+import { AuthorizationRequest, Evaluation } from 'src/modules/policy/policy.compiler';
 import { PolicyStatement, splitPolicies } from 'src/modules/policy/policy-source';
 import { PolicyService } from 'src/modules/policy/policy.service';
 import { MAX_CHANGE_GROUPS } from 'src/modules/policy/policy.responses';
@@ -18,19 +18,23 @@ const REVISION_NOT_FOUND = 'policy revision not found';
 /** The replay window when the body names none: the last 7 days. */
 const DEFAULT_WINDOW_MS = 7 * 24 * 3600 * 1000;
 
+/** Recorded decisions read and evaluated at a time: a replay holds one page (and the next, read meanwhile), whatever its limit. */
+export const REPLAY_PAGE = 5000;
+
 /**
- * Each invocation's newest revision carrying an authorization request in the window, newest first
- * (the partial index `receipt_revisions_authorization_idx` walks only those; the anti-join is a
- * primary-key probe).
+ * A page of each invocation's newest revision carrying an authorization request in the window,
+ * newest first, before the position ($3, $4) (the window's end and '' for the first page; the last
+ * row of the page before for the next). The partial index `receipt_revisions_authorization_idx`
+ * walks only those rows; the anti-join is a primary-key probe.
  */
 const RECORDED = `
   SELECT r.receipt_id, r.key_id, r.tool, r.occurred_at, r.envelope->'authorization' AS authorization
   FROM receipt_revisions r
-  WHERE r.workspace_id = $1 AND r.occurred_at >= $2 AND r.occurred_at < $3 AND r.envelope ? 'authorization'
+  WHERE r.workspace_id = $1 AND r.occurred_at >= $2 AND r.occurred_at <= $3 AND (r.occurred_at < $3 OR r.receipt_id < $4) AND r.envelope ? 'authorization'
     AND NOT EXISTS (SELECT 1 FROM receipt_revisions n WHERE n.workspace_id = r.workspace_id AND n.invocation_id = r.invocation_id
                     AND n.receipt_revision > r.receipt_revision AND n.envelope ? 'authorization')
   ORDER BY r.occurred_at DESC, r.receipt_id DESC
-  LIMIT $4`;
+  LIMIT $5`;
 
 /** Receipts (invocations) in `[from, to)` none of whose revisions carries an authorization request. */
 const NOT_REPLAYABLE = `
@@ -110,27 +114,43 @@ export class PolicyReplayService {
     const hash = draftHash(source);
     await this.policy.requireCompiled({ ...state, cedarText: source, draftHash: hash });
 
-    const rows: RecordedRow[] = await this.dataSource.query(RECORDED, [ws.id, window.from, window.to, limit]);
-    // With the limit reached, the replay covers the window from its oldest decision on; not-replayable receipts are counted over that span.
-    const spanFrom = rows.length === limit ? rows[rows.length - 1].occurred_at : window.from;
-    const [{ n: unrecorded }]: { n: number }[] = await this.dataSource.query(NOT_REPLAYABLE, [ws.id, spanFrom, window.to]);
-
-    const recorded: { row: RecordedRow; auth: RecordedAuthorization }[] = [];
+    let read = 0;
+    let oldest = window.from;
     let malformed = 0;
-    for (const row of rows) {
-      const auth = recordedAuthorization(row.authorization);
-      if (auth) recorded.push({ row, auth });
-      else malformed++;
+    let page: { row: RecordedRow; auth: RecordedAuthorization }[] = [];
+    const dataSource = this.dataSource;
+    // Pages of the newest `limit` recorded decisions, each read while the one before is evaluated.
+    async function* requests(): AsyncGenerator<AuthorizationRequest[]> {
+      const readPage = (at: Date, id: string): Promise<{ found: RecordedRow[]; want: number }> => {
+        const want = Math.min(REPLAY_PAGE, limit - read);
+        const rows = dataSource.query(RECORDED, [ws.id, window.from, at, id, want]).then((found: RecordedRow[]) => ({ found, want }));
+        rows.catch(() => undefined); // awaited below unless the evaluation failed first
+        return rows;
+      };
+      for (let next: Promise<{ found: RecordedRow[]; want: number }> | null = readPage(window.to, ''); next; ) {
+        const { found, want }: { found: RecordedRow[]; want: number } = await next;
+        read += found.length;
+        const last = found[found.length - 1];
+        next = found.length === want && read < limit ? readPage(last.occurred_at, last.receipt_id) : null;
+        if (last) oldest = last.occurred_at;
+        page = [];
+        for (const row of found) {
+          const auth = recordedAuthorization(row.authorization);
+          if (auth) page.push({ row, auth });
+          else malformed++;
+        }
+        yield page.map((r) => r.auth);
+      }
     }
-    const results = await this.policy.evaluate(ws, hash, source, recorded.map((r) => r.auth));
-    const ids = policyIds(splitPolicies(source));
 
+    const ids = policyIds(splitPolicies(source));
+    let evaluated = 0;
     let unchanged = 0;
     let errors = 0;
     const flips = { allow_to_deny: 0, deny_to_allow: 0 };
     const groups = new Map<string, ChangeGroup>();
-    recorded.forEach(({ row, auth }, i) => {
-      const result = results[i];
+    const tally = ({ row, auth }: { row: RecordedRow; auth: RecordedAuthorization }, result: Evaluation) => {
+      evaluated++;
       if ('refused' in result) {
         errors++;
         return;
@@ -162,7 +182,10 @@ export class PolicyReplayService {
           determining_policies: result.reasons.map((r) => ids.get(r)?.id ?? r),
         },
       });
-    });
+    };
+    await this.policy.evaluate(ws, hash, source, requests(), (results) => page.forEach((recorded, i) => tally(recorded, results[i])));
+    // With the limit reached, the replay covers the window from its oldest decision on; not-replayable receipts are counted over that span.
+    const [{ n: unrecorded }]: { n: number }[] = await this.dataSource.query(NOT_REPLAYABLE, [ws.id, read === limit ? oldest : window.from, window.to]);
     // Most flips first, then by the group's key (action, resource, principal type).
     const changes = [...groups]
       .sort(([ka, a], [kb, b]) => b.count - a.count || ka.localeCompare(kb))
@@ -171,7 +194,7 @@ export class PolicyReplayService {
     return {
       draft_hash: hash,
       window: { from: formatTimeRequired(window.from), to: formatTimeRequired(window.to) },
-      evaluated: recorded.length,
+      evaluated,
       unchanged,
       flips,
       not_replayable: unrecorded + malformed,
@@ -191,7 +214,8 @@ export class PolicyReplayService {
     } else {
       side = await this.side(ws, 'published');
     }
-    const [result] = await this.policy.evaluate(ws, side.draft_hash, side.cedarText, [request]);
+    let result!: Evaluation;
+    await this.policy.evaluate(ws, side.draft_hash, side.cedarText, [[request]], ([answer]) => (result = answer));
     if ('refused' in result) throw bodyError([], 'the authorization request could not be evaluated');
     const ids = policyIds(splitPolicies(side.cedarText));
     const positions = new SourcePositions(side.cedarText);

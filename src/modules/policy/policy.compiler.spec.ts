@@ -1,5 +1,5 @@
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
-import { AuthorizationRequest, EVALUATION_CHUNK, PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
+import { AuthorizationRequest, Evaluation, EVALUATION_CHUNK, PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
 
 const TOOL_CALL = 'Gateway::Action::"tool.call"';
 
@@ -109,10 +109,17 @@ describe('PolicyCompiler evaluation (replay and explain)', () => {
     `forbid (principal, action, resource) when { context.key.id == "x" };`,
   ].join('\n');
 
+  /** Every result of an evaluation of `pages`, in order. */
+  const evaluate = async (compiler: PolicyCompiler, key: string, ...pages: AuthorizationRequest[][]): Promise<Evaluation[]> => {
+    const results: Evaluation[] = [];
+    await compiler.evaluate(key, SOURCE, WS, pages, (page) => results.push(...page));
+    return results;
+  };
+
   it('decides each request with the determining policies and evaluation errors (byte offsets into the source)', async () => {
     const compiler = new PolicyCompiler(1);
     try {
-      const [allowed, denied, refused] = await compiler.evaluate('k1', SOURCE, WS, [
+      const [allowed, denied, refused] = await evaluate(compiler, 'k1', [
         request('github.create_issue'),
         request('stripe.refund'),
         request('github.x', { principal: { type: 'Gateway::Key', id: 'key_1' }, entities: [{ uid: 'not an entity' }] }),
@@ -130,8 +137,42 @@ describe('PolicyCompiler evaluation (replay and explain)', () => {
     const compiler = new PolicyCompiler(2);
     try {
       const requests = Array.from({ length: EVALUATION_CHUNK * 5 + 5 }, (_, i) => request(i % 3 ? 'stripe.refund' : 'github.create_issue'));
-      const results = await compiler.evaluate('k2', SOURCE, WS, requests);
+      const results = await evaluate(compiler, 'k2', requests);
       expect(results.map((r) => ('decision' in r ? r.decision : 'refused'))).toEqual(requests.map((_, i) => (i % 3 ? 'deny' : 'allow')));
+    } finally {
+      await compiler.close();
+    }
+  });
+
+  it('evaluates identical requests of a page once, answering each in its place', async () => {
+    const compiler = new PolicyCompiler(2);
+    try {
+      // Distinct requests fill EVALUATION_CHUNK * 2 chunks; repeated ones among them would make more.
+      const distinct = Array.from({ length: EVALUATION_CHUNK * 2 }, (_, i) => request(i % 2 ? `stripe.refund_${i}` : `github.create_issue_${i}`));
+      const page = [...distinct, ...distinct, ...distinct].reverse();
+      const chunks = jest.spyOn(compiler as unknown as { inSlot: (...args: unknown[]) => unknown }, 'inSlot');
+      const results = await evaluate(compiler, 'k5', page);
+      expect(results.map((r) => ('decision' in r ? r.decision : 'refused'))).toEqual(page.map((r) => (r.resource.id.startsWith('stripe') ? 'deny' : 'allow')));
+      expect(chunks).toHaveBeenCalledTimes(2);
+    } finally {
+      await compiler.close();
+    }
+  });
+
+  it('hands over each page before reading the next, as one admitted evaluation', async () => {
+    const compiler = new PolicyCompiler(1);
+    try {
+      const seen: string[] = [];
+      async function* pages() {
+        for (const tool of ['github.create_issue', 'stripe.refund', 'github.x']) {
+          seen.push(`read ${tool}`);
+          yield [request(tool), request(tool)];
+        }
+      }
+      const running = compiler.evaluate('k6', SOURCE, WS, pages(), (results) => seen.push(results.map((r) => ('decision' in r ? r.decision : 'refused')).join(' ')));
+      await expect(evaluate(compiler, 'k6', [request('github.create_issue')])).rejects.toEqual(new PolicyCompilerError('policy_compiler_busy'));
+      await running;
+      expect(seen).toEqual(['read github.create_issue', 'allow allow', 'read stripe.refund', 'deny deny', 'read github.x', 'allow allow']);
     } finally {
       await compiler.close();
     }
@@ -141,7 +182,7 @@ describe('PolicyCompiler evaluation (replay and explain)', () => {
     const compiler = new PolicyCompiler(1);
     try {
       const finished: string[] = [];
-      const evaluation = compiler.evaluate('k3', SOURCE, WS, Array.from({ length: EVALUATION_CHUNK * 10 }, () => request('github.create_issue'))).then((r) => {
+      const evaluation = evaluate(compiler, 'k3', Array.from({ length: EVALUATION_CHUNK * 10 }, (_, i) => request(`github.create_issue_${i}`))).then((r) => {
         finished.push('evaluation');
         return r;
       });
@@ -158,11 +199,11 @@ describe('PolicyCompiler evaluation (replay and explain)', () => {
   it('admits as many evaluations as the bound and refuses one more with policy_compiler_busy; compiles are admitted beside them', async () => {
     const compiler = new PolicyCompiler(1);
     try {
-      const running = compiler.evaluate('k4', SOURCE, WS, [request('github.create_issue')]);
-      await expect(compiler.evaluate('k4', SOURCE, WS, [request('github.create_issue')])).rejects.toEqual(new PolicyCompilerError('policy_compiler_busy'));
+      const running = evaluate(compiler, 'k4', [request('github.create_issue')]);
+      await expect(evaluate(compiler, 'k4', [request('github.create_issue')])).rejects.toEqual(new PolicyCompilerError('policy_compiler_busy'));
       await expect(compiler.compile(DEFAULT_POLICY)).resolves.toEqual({ valid: true, diagnostics: [] });
       await expect(running).resolves.toEqual([expect.objectContaining({ decision: 'allow' })]);
-      await expect(compiler.evaluate('k4', SOURCE, WS, [request('stripe.refund')])).resolves.toEqual([expect.objectContaining({ decision: 'deny' })]);
+      await expect(evaluate(compiler, 'k4', [request('stripe.refund')])).resolves.toEqual([expect.objectContaining({ decision: 'deny' })]);
     } finally {
       await compiler.close();
     }

@@ -85,6 +85,8 @@ export type Evaluation =
 
 /** Requests per worker message: a compile waits at most for one chunk (about 12 ms at 100 policies on this machine, about one compile of such a draft). */
 export const EVALUATION_CHUNK = 50;
+/** Distinct requests an evaluation remembers the answers of (about 1 KiB each), to answer repeats on later pages without Cedar. */
+export const MAX_KNOWN = 20_000;
 
 type WorkerReply<T> = { answer: T } | { failed: true };
 type WorkerMessage = { kind: 'validate'; source: string } | { kind: 'evaluate'; key: string; source: string; shared: unknown[]; requests: AuthorizationRequest[] };
@@ -129,24 +131,49 @@ export class PolicyCompiler implements OnModuleDestroy {
   }
 
   /**
-   * Evaluates `requests` against `source` (a source that compiles; `key` names it, such as its
-   * hash), adding `shared` entities to every request, in chunks of EVALUATION_CHUNK spread over
-   * every slot of the seam (results in request order). Each chunk waits for compiles first.
+   * Evaluates pages of requests against `source` (a source that compiles; `key` names it, such as
+   * its hash) as one admitted evaluation, adding `shared` entities to every request; `take` gets
+   * each page's results in request order before the next page is read, so a caller streaming pages
+   * from the database holds one page at a time. A page goes in chunks of EVALUATION_CHUNK spread
+   * over every slot of the seam, each chunk waiting for compiles first. A request identical to one
+   * already evaluated (among the first MAX_KNOWN distinct ones) is answered from it: Cedar's answer
+   * is a function of the policy set and the request, and recorded traffic repeats (a key calling
+   * the same tool in the same context).
    */
-  async evaluate(key: string, source: string, shared: unknown[], requests: AuthorizationRequest[]): Promise<Evaluation[]> {
+  async evaluate(
+    key: string,
+    source: string,
+    shared: unknown[],
+    pages: Iterable<AuthorizationRequest[]> | AsyncIterable<AuthorizationRequest[]>,
+    take: (results: Evaluation[]) => void,
+  ): Promise<void> {
     this.admit(this.evaluations);
     this.evaluations++;
-    const results = new Array<Evaluation>(requests.length);
     try {
-      await inLanes(Math.ceil(requests.length / EVALUATION_CHUNK), this.concurrency, async (chunk) => {
-        const at = chunk * EVALUATION_CHUNK;
-        const answers = await this.inSlot<Evaluation[]>('chunk', { kind: 'evaluate', key, source, shared, requests: requests.slice(at, at + EVALUATION_CHUNK) });
-        answers.forEach((answer, i) => (results[at + i] = answer));
-      });
+      const known = new Map<string, Evaluation>();
+      for await (const page of pages) take(await this.evaluatePage(key, source, shared, page, known));
     } finally {
       this.evaluations--;
     }
-    return results;
+  }
+
+  private async evaluatePage(key: string, source: string, shared: unknown[], requests: AuthorizationRequest[], known: Map<string, Evaluation>): Promise<Evaluation[]> {
+    const texts = requests.map((request) => JSON.stringify(request));
+    const fresh = new Map<string, AuthorizationRequest>();
+    for (let i = 0; i < requests.length; i++) if (!known.has(texts[i])) fresh.set(texts[i], requests[i]);
+    const unique = [...fresh.values()];
+    const results = new Array<Evaluation>(unique.length);
+    await inLanes(Math.ceil(unique.length / EVALUATION_CHUNK), this.concurrency, async (chunk) => {
+      const at = chunk * EVALUATION_CHUNK;
+      const answers = await this.inSlot<Evaluation[]>('chunk', { kind: 'evaluate', key, source, shared, requests: unique.slice(at, at + EVALUATION_CHUNK) });
+      answers.forEach((answer, i) => (results[at + i] = answer));
+    });
+    const page = new Map([...fresh.keys()].map((text, i) => [text, results[i]]));
+    for (const [text, result] of page) {
+      if (known.size >= MAX_KNOWN) break;
+      known.set(text, result);
+    }
+    return texts.map((text) => known.get(text) ?? page.get(text)!);
   }
 
   private admit(admitted: number): void {

@@ -213,9 +213,15 @@ export class PolicyService implements OnModuleInit {
     if (!compiled.valid) throw new PolicyRejectedError(toPolicyDocument(state, compiled));
   }
 
-  /** Evaluates `requests` against `source` (named `key`) with the workspace entity every request needs. */
-  evaluate(ws: WorkspaceContext, key: string, source: string, requests: AuthorizationRequest[]): Promise<Evaluation[]> {
-    return throughSeam(() => this.compiler.evaluate(key, source, entitySnapshot(ws.id, ws.env), requests));
+  /** Evaluates pages of requests against `source` (named `key`) with the workspace entity every request needs (`PolicyCompiler.evaluate`). */
+  evaluate(
+    ws: WorkspaceContext,
+    key: string,
+    source: string,
+    pages: Iterable<AuthorizationRequest[]> | AsyncIterable<AuthorizationRequest[]>,
+    take: (results: Evaluation[]) => void,
+  ): Promise<void> {
+    return throughSeam(() => this.compiler.evaluate(key, source, entitySnapshot(ws.id, ws.env), pages, take));
   }
 
   /** The published revision of the workspace; undefined before the first publish. */
