@@ -50,6 +50,12 @@ interface RecordedRow {
   authorization: unknown;
 }
 
+/** A page of recorded decisions and how many were asked for (fewer found: the window is exhausted). */
+interface PageRead {
+  found: RecordedRow[];
+  want: number;
+}
+
 /** `envelope.authorization` of a receipt revision (CONTRACT.md 4.4) once its shape is checked. */
 interface RecordedAuthorization extends AuthorizationRequest {
   decision: 'allow' | 'deny';
@@ -121,14 +127,14 @@ export class PolicyReplayService {
     const dataSource = this.dataSource;
     // Pages of the newest `limit` recorded decisions, each read while the one before is evaluated.
     async function* requests(): AsyncGenerator<AuthorizationRequest[]> {
-      const readPage = (at: Date, id: string): Promise<{ found: RecordedRow[]; want: number }> => {
+      const readPage = (at: Date, id: string): Promise<PageRead> => {
         const want = Math.min(REPLAY_PAGE, limit - read);
         const rows = dataSource.query(RECORDED, [ws.id, window.from, at, id, want]).then((found: RecordedRow[]) => ({ found, want }));
         rows.catch(() => undefined); // awaited below unless the evaluation failed first
         return rows;
       };
-      for (let next: Promise<{ found: RecordedRow[]; want: number }> | null = readPage(window.to, ''); next; ) {
-        const { found, want }: { found: RecordedRow[]; want: number } = await next;
+      for (let next: Promise<PageRead> | null = readPage(window.to, ''); next; ) {
+        const { found, want }: PageRead = await next;
         read += found.length;
         const last = found[found.length - 1];
         next = found.length === want && read < limit ? readPage(last.occurred_at, last.receipt_id) : null;
