@@ -2,6 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { createApp } from 'src/bootstrap';
 import { AppConfig, loadConfig } from 'src/config/config';
+import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
 
 export interface BenchApp {
@@ -38,4 +39,15 @@ export async function startBenchApp(port: number): Promise<BenchApp> {
       await database.drop();
     },
   };
+}
+
+/** Calls of the operator API as a development-issuer user `subject`, who gets a default workspace; a status other than 200 throws. */
+export async function operatorApi(bench: BenchApp, subject: string) {
+  const headers = { Authorization: `Bearer ${await new DevIdentity(bench.config).token(subject, 'bench@example.com', 3600)}`, 'content-type': 'application/json' };
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${bench.base}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res.json() as Promise<Record<string, any>>;
+  };
+  return { call, ws: (await call('GET', '/me')).default_workspace_id as string };
 }

@@ -12,9 +12,8 @@ import { loadavg } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
-import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { REPLAY_PAGE } from 'src/modules/policy/policy-replay.service';
-import { startBenchApp } from 'bench/in-process-app';
+import { operatorApi, startBenchApp } from 'bench/in-process-app';
 import { draft, request, seedDecisions } from 'bench/replay-seed';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 2);
@@ -36,16 +35,11 @@ const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
 
 async function main(): Promise<void> {
   if (!(global as unknown as { gc?: unknown }).gc) throw new Error('run with node --expose-gc');
-  const { app, config, base, close } = await startBenchApp(PORT);
+  const bench = await startBenchApp(PORT);
+  const { app, close } = bench;
   const lines: string[] = [];
   try {
-    const headers = { Authorization: `Bearer ${await new DevIdentity(config).token('bench-replay-memory', 'bench@example.com', 3600)}`, 'content-type': 'application/json' };
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-      return res.json() as Promise<Record<string, any>>;
-    };
-    const ws = (await call('GET', '/me')).default_workspace_id as string;
+    const { call, ws } = await operatorApi(bench, 'bench-replay-memory');
     const db = app.get(DataSource);
     const now = Date.now();
     for (let at = 0; at < DECISIONS; at += 10_000) {

@@ -17,9 +17,8 @@ import { isAuthorized, preparsePolicySet, statefulIsAuthorized } from '@cedar-po
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
-import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { AuthorizationRequest, EVALUATION_CHUNK, PolicyCompiler } from 'src/modules/policy/policy.compiler';
-import { startBenchApp } from 'bench/in-process-app';
+import { operatorApi, startBenchApp } from 'bench/in-process-app';
 import { median } from 'bench/stats';
 import { draft, POLICIES, request, seedDecisions } from 'bench/replay-seed';
 
@@ -33,16 +32,11 @@ const rate = (n: number, ms: number) => Math.round((n * 1000) / ms);
 
 async function main(): Promise<void> {
   const source = draft();
-  const { app, config, base, close } = await startBenchApp(PORT);
+  const bench = await startBenchApp(PORT);
+  const { app, close } = bench;
   const rows: string[] = [];
   try {
-    const headers = { Authorization: `Bearer ${await new DevIdentity(config).token('bench-replay', 'bench@example.com', 3600)}`, 'content-type': 'application/json' };
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-      return res.json() as Promise<Record<string, any>>;
-    };
-    const ws = (await call('GET', '/me')).default_workspace_id as string;
+    const { call, ws } = await operatorApi(bench, 'bench-replay');
     // The repeating set is the last DECISIONS seconds; the distinct set the same span a day earlier.
     const now = Date.now();
     const db = app.get(DataSource);

@@ -11,10 +11,9 @@
 import { checkParsePolicySet } from '@cedar-policy/cedar-wasm/nodejs';
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
 import { PolicyCompiler } from 'src/modules/policy/policy.compiler';
-import { startBenchApp } from 'bench/in-process-app';
+import { operatorApi, startBenchApp } from 'bench/in-process-app';
 import { percentile } from 'bench/stats';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 50);
@@ -65,15 +64,10 @@ async function main(): Promise<void> {
   }
   await compiler.close();
 
-  const { config, base, close } = await startBenchApp(PORT);
+  const bench = await startBenchApp(PORT);
+  const { close } = bench;
   try {
-    const headers = { Authorization: `Bearer ${await new DevIdentity(config).token('bench-policy', 'bench@example.com', 3600)}`, 'content-type': 'application/json' };
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status}`);
-      return res.json() as Promise<Record<string, any>>;
-    };
-    const ws = (await call('GET', '/me')).default_workspace_id as string;
+    const { call, ws } = await operatorApi(bench, 'bench-policy');
     let revision: string | null = null;
     for (const [name, source] of sources) {
       const drafts = Array.from({ length: ITERATIONS + 1 }, (_, i) => source(i + 1));
