@@ -10,11 +10,10 @@
  */
 import { loadavg } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
-import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { REPLAY_PAGE } from 'src/modules/policy/policy-replay.service';
 import { operatorApi, startBenchApp } from 'bench/in-process-app';
-import { draft, request, seedDecisions } from 'bench/replay-seed';
+import { draft, request, seedDecisions, timedReplay } from 'bench/replay-seed';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 2);
 const DECISIONS = 100_000;
@@ -59,15 +58,8 @@ async function main(): Promise<void> {
 
     for (let i = 0; i < ITERATIONS; i++) {
       gc();
-      const before = process.memoryUsage().heapUsed;
-      let peak = before;
-      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 5);
-      const start = performance.now();
-      const answer = await call('POST', `/workspaces/${ws}/policy/replay`, window);
-      const ms = performance.now() - start;
-      clearInterval(sampler);
-      if (answer.evaluated !== DECISIONS) throw new Error(`replayed ${answer.evaluated} of ${DECISIONS}`);
-      lines.push(`| replay ${i + 1}: ${(ms / 1000).toFixed(1)} s | peak heap +${mib(peak - before)} | ${((peak - before) / held).toFixed(2)} of the rows held at once |`);
+      const { ms, heap } = await timedReplay(call, ws, window, DECISIONS);
+      lines.push(`| replay ${i + 1}: ${(ms / 1000).toFixed(1)} s | peak heap +${mib(heap)} | ${(heap / held).toFixed(2)} of the rows held at once |`);
     }
     lines.unshift(
       `| Replay of ${DECISIONS.toLocaleString('en')} distinct decisions, pages of ${REPLAY_PAGE} | heap above the idle application | ratio |`,

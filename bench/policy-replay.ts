@@ -20,7 +20,7 @@ import { DataSource } from 'typeorm';
 import { AuthorizationRequest, EVALUATION_CHUNK, PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { operatorApi, startBenchApp } from 'bench/in-process-app';
 import { median } from 'bench/stats';
-import { draft, POLICIES, request, seedDecisions } from 'bench/replay-seed';
+import { draft, POLICIES, request, seedDecisions, timedReplay } from 'bench/replay-seed';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 3);
 /** `isAuthorized` parses the whole policy set on every call: timed on this many requests, its rate scaled. */
@@ -57,17 +57,10 @@ async function main(): Promise<void> {
       const samples: number[] = [];
       const peaks: number[] = [];
       for (let i = 0; i <= ITERATIONS; i++) {
-        const heapBefore = process.memoryUsage().heapUsed;
-        let peak = heapBefore;
-        const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 5);
-        const start = performance.now();
-        const answer = await call('POST', `/workspaces/${ws}/policy/replay`, window);
-        const ms = performance.now() - start;
-        clearInterval(sampler);
-        if (answer.evaluated !== DECISIONS) throw new Error(`replayed ${answer.evaluated} of ${DECISIONS}`);
+        const { ms, heap } = await timedReplay(call, ws, window, DECISIONS);
         if (i === 0) continue; // warm-up
         samples.push(ms);
-        peaks.push(peak - heapBefore);
+        peaks.push(heap);
       }
       return { samples, heap: median(peaks) };
     };

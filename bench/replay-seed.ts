@@ -1,4 +1,5 @@
-/** The recorded decisions and the 100-policy draft of the policy replay benchmarks (bench/policy-replay.ts, bench/policy-replay-memory.ts). */
+/** What the policy replay benchmarks share (bench/policy-replay.ts, bench/policy-replay-memory.ts): the recorded decisions, the 100-policy draft, a timed replay. */
+import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { AuthorizationRequest } from 'src/modules/policy/policy.compiler';
 
@@ -67,4 +68,25 @@ export async function seedDecisions(db: DataSource, ws: string, set: RecordedReq
       [ws, ids.map((id) => `rcp_${id}`)],
     );
   }
+}
+
+/**
+ * One `POST /policy/replay` of `window` through `call`, which must evaluate `expected` decisions:
+ * its time and the peak growth of this process's heap meanwhile (sampled every 5 ms, garbage
+ * included).
+ */
+export async function timedReplay(
+  call: (method: string, path: string, body?: unknown) => Promise<Record<string, any>>,
+  ws: string,
+  window: object,
+  expected: number,
+): Promise<{ ms: number; heap: number }> {
+  const before = process.memoryUsage().heapUsed;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 5);
+  const start = performance.now();
+  const answer = await call('POST', `/workspaces/${ws}/policy/replay`, window).finally(() => clearInterval(sampler));
+  const ms = performance.now() - start;
+  if (answer.evaluated !== expected) throw new Error(`replayed ${answer.evaluated} of ${expected}`);
+  return { ms, heap: peak - before };
 }
