@@ -6,6 +6,7 @@ import { ApiError, queryError } from 'src/common/http/errors';
 import { MetricsService } from 'src/common/metrics/metrics.service';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTime, formatTimeRequired } from 'src/common/time/time';
+import { deleteAtMost } from 'src/database/delete-at-most';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SNAPSHOT_SECTIONS } from 'src/modules/publication/publication.responses';
 
@@ -193,17 +194,8 @@ export class SnapshotHistoryService {
    * replaced pod reports under a new one) do not pile up as `stale` for good. An instance that
    * reports again is listed again. Returns how many went.
    */
-  async forgetInstances(limit = 500): Promise<number> {
-    const [row]: { deleted: number }[] = await this.dataSource.query(
-      `WITH gone AS (
-         DELETE FROM snapshot_instances WHERE ctid = ANY(ARRAY(
-           SELECT ctid FROM snapshot_instances WHERE reported_at < now() - make_interval(hours => $1) LIMIT $2
-         )) RETURNING 1
-       )
-       SELECT count(*)::int AS deleted FROM gone`,
-      [FORGET_AFTER_HOURS, limit],
-    );
-    return row.deleted;
+  forgetInstances(limit = 500): Promise<number> {
+    return deleteAtMost(this.dataSource, 'snapshot_instances', 'reported_at < now() - make_interval(hours => $1)', [FORGET_AFTER_HOURS], limit);
   }
 
   /** The rollout view: the published version and, per instance, what it applied and whether it is current. */

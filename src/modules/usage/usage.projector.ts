@@ -4,6 +4,7 @@ import { arrayLiteral } from 'src/modules/streams/array-literal';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
 import { ParkedEntry, ParsedEntry, StreamProjector } from 'src/modules/streams/streams.service';
 import { floorTo, HOUR_MS } from 'src/common/time/time';
+import { deleteAtMost } from 'src/database/delete-at-most';
 
 export interface UsageEvent {
   event_id: string;
@@ -202,21 +203,8 @@ export const usageProjector: StreamProjector<UsageEntry> = {
    * all; raw events go with their partitions.
    */
   async retain(manager: EntityManager, workspaceId: string, cutoff: Date, limit: number) {
-    let deleted = 0;
-    // ctid: both rollup keys hold nullable values, so their rows cannot be matched back by key with IN.
-    for (const [table, filter] of [['usage_rollups', 'AND dim = ANY($4)'], ['usage_minute_rollups', '']]) {
-      if (deleted === limit) break;
-      const [{ n }]: { n: number }[] = await manager.query(
-        `WITH gone AS (
-           DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
-             SELECT ctid FROM ${table} WHERE workspace_id = $1 ${filter} AND bucket < $2 LIMIT $3
-           )) RETURNING 1
-         )
-         SELECT count(*)::int AS n FROM gone`,
-        filter ? [workspaceId, cutoff, limit - deleted, Object.keys(DIMENSIONS)] : [workspaceId, cutoff, limit - deleted],
-      );
-      deleted += n;
-    }
+    let deleted = await deleteAtMost(manager, 'usage_rollups', 'workspace_id = $1 AND bucket < $2 AND dim = ANY($3)', [workspaceId, cutoff, Object.keys(DIMENSIONS)], limit);
+    if (deleted < limit) deleted += await deleteAtMost(manager, 'usage_minute_rollups', 'workspace_id = $1 AND bucket < $2', [workspaceId, cutoff], limit - deleted);
     await manager.query(`DELETE FROM usage_gaps WHERE workspace_id = $1 AND to_at < $2`, [workspaceId, cutoff]);
     return deleted;
   },
