@@ -17,7 +17,7 @@ import { isAuthorized, preparsePolicySet, statefulIsAuthorized } from '@cedar-po
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
-import { AuthorizationRequest, EVALUATION_CHUNK, PolicyCompiler } from 'src/modules/policy/policy.compiler';
+import { AuthorizationRequest, EVALUATION_CHUNK, pagesOf, PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { operatorApi, startBenchApp } from 'bench/in-process-app';
 import { median } from 'bench/stats';
 import { draft, POLICIES, request, seedDecisions, timedReplay } from 'bench/replay-seed';
@@ -85,10 +85,10 @@ async function main(): Promise<void> {
       const compiler = new PolicyCompiler(slots);
       const samples: number[] = [];
       try {
-        await compiler.evaluate('warm', source, shared, [set.slice(0, 10)], () => undefined);
+        await compiler.evaluate('warm', source, shared, pagesOf(set.slice(0, 10)), () => undefined);
         for (let i = 0; i < ITERATIONS; i++) {
           const start = performance.now();
-          await compiler.evaluate(`k${i}`, source, shared, [set], () => undefined);
+          await compiler.evaluate(`k${i}`, source, shared, pagesOf(set), () => undefined);
           samples.push(performance.now() - start);
         }
       } finally {

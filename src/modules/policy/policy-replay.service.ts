@@ -6,7 +6,7 @@ import { formatTimeRequired, requestWindow, TimeWindow } from 'src/common/time/t
 import { SourcePositions } from 'src/modules/policy/diagnostics';
 import { DEFAULT_POLICY, draftHash, PolicyState } from 'src/modules/policy/dto/policy.document';
 import { DEFAULT_REPLAY_LIMIT, ExplainPolicyDto, ReplayPolicyDto } from 'src/modules/policy/dto/policy.dto';
-import { AuthorizationRequest, Evaluation } from 'src/modules/policy/policy.compiler';
+import { AuthorizationRequest, Evaluation, pagesOf } from 'src/modules/policy/policy.compiler';
 import { PolicyStatement, splitPolicies } from 'src/modules/policy/policy-source';
 import { PolicyService } from 'src/modules/policy/policy.service';
 import { MAX_CHANGE_GROUPS } from 'src/modules/policy/policy.responses';
@@ -48,12 +48,6 @@ interface RecordedRow {
   tool: string | null;
   occurred_at: Date;
   authorization: unknown;
-}
-
-/** A page of recorded decisions and how many were asked for (fewer found: the window is exhausted). */
-interface PageRead {
-  found: RecordedRow[];
-  want: number;
 }
 
 /** `envelope.authorization` of a receipt revision (CONTRACT.md 4.4) once its shape is checked. */
@@ -124,30 +118,29 @@ export class PolicyReplayService {
     let oldest = window.from;
     let malformed = 0;
     let page: { row: RecordedRow; auth: RecordedAuthorization }[] = [];
-    const dataSource = this.dataSource;
+    const readPage = (at: Date, id: string): Promise<RecordedRow[]> => {
+      const rows: Promise<RecordedRow[]> = this.dataSource.query(RECORDED, [ws.id, window.from, at, id, Math.min(REPLAY_PAGE, limit - read)]);
+      rows.catch(() => undefined); // awaited by nextPage unless the evaluation failed first
+      return rows;
+    };
     // Pages of the newest `limit` recorded decisions, each read while the one before is evaluated.
-    async function* requests(): AsyncGenerator<AuthorizationRequest[]> {
-      const readPage = (at: Date, id: string): Promise<PageRead> => {
-        const want = Math.min(REPLAY_PAGE, limit - read);
-        const rows = dataSource.query(RECORDED, [ws.id, window.from, at, id, want]).then((found: RecordedRow[]) => ({ found, want }));
-        rows.catch(() => undefined); // awaited below unless the evaluation failed first
-        return rows;
-      };
-      for (let next: Promise<PageRead> | null = readPage(window.to, ''); next; ) {
-        const { found, want }: PageRead = await next;
-        read += found.length;
-        const last = found[found.length - 1];
-        next = found.length === want && read < limit ? readPage(last.occurred_at, last.receipt_id) : null;
-        if (last) oldest = last.occurred_at;
-        page = [];
-        for (const row of found) {
-          const auth = recordedAuthorization(row.authorization);
-          if (auth) page.push({ row, auth });
-          else malformed++;
-        }
-        yield page.map((r) => r.auth);
+    let next: Promise<RecordedRow[]> | null = readPage(window.to, '');
+    const nextPage = async (): Promise<AuthorizationRequest[] | null> => {
+      if (next === null) return null;
+      const found = await next;
+      read += found.length;
+      const last = found[found.length - 1];
+      // A short page (the window exhausted, or the limit's last) is the final one.
+      next = found.length === REPLAY_PAGE && read < limit ? readPage(last.occurred_at, last.receipt_id) : null;
+      if (last) oldest = last.occurred_at;
+      page = [];
+      for (const row of found) {
+        const auth = recordedAuthorization(row.authorization);
+        if (auth) page.push({ row, auth });
+        else malformed++;
       }
-    }
+      return page.map((r) => r.auth);
+    };
 
     const ids = policyIds(splitPolicies(source));
     let evaluated = 0;
@@ -189,7 +182,7 @@ export class PolicyReplayService {
         },
       });
     };
-    await this.policy.evaluate(ws, hash, source, requests(), (results) => page.forEach((recorded, i) => tally(recorded, results[i])));
+    await this.policy.evaluate(ws, hash, source, nextPage, (results) => page.forEach((recorded, i) => tally(recorded, results[i])));
     // With the limit reached, the replay covers the window from its oldest decision on; not-replayable receipts are counted over that span.
     const [{ n: unrecorded }]: { n: number }[] = await this.dataSource.query(NOT_REPLAYABLE, [ws.id, read === limit ? oldest : window.from, window.to]);
     // Most flips first, then by the group's key (action, resource, principal type).
@@ -221,7 +214,7 @@ export class PolicyReplayService {
       side = await this.side(ws, 'published');
     }
     let result!: Evaluation;
-    await this.policy.evaluate(ws, side.draft_hash, side.cedarText, [[request]], ([answer]) => (result = answer));
+    await this.policy.evaluate(ws, side.draft_hash, side.cedarText, pagesOf([request]), ([answer]) => (result = answer));
     if ('refused' in result) throw bodyError([], 'the authorization request could not be evaluated');
     const ids = policyIds(splitPolicies(side.cedarText));
     const positions = new SourcePositions(side.cedarText);

@@ -1,5 +1,5 @@
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
-import { AuthorizationRequest, Evaluation, EVALUATION_CHUNK, PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
+import { AuthorizationRequest, Evaluation, EVALUATION_CHUNK, pagesOf, PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
 
 const TOOL_CALL = 'Gateway::Action::"tool.call"';
 
@@ -112,7 +112,7 @@ describe('PolicyCompiler evaluation (replay and explain)', () => {
   /** Every result of an evaluation of `pages`, in order. */
   const evaluate = async (compiler: PolicyCompiler, key: string, ...pages: AuthorizationRequest[][]): Promise<Evaluation[]> => {
     const results: Evaluation[] = [];
-    await compiler.evaluate(key, SOURCE, WS, pages, (page) => results.push(...page));
+    await compiler.evaluate(key, SOURCE, WS, pagesOf(...pages), (page) => results.push(...page));
     return results;
   };
 
@@ -163,13 +163,14 @@ describe('PolicyCompiler evaluation (replay and explain)', () => {
     const compiler = new PolicyCompiler(1);
     try {
       const seen: string[] = [];
-      async function* pages() {
-        for (const tool of ['github.create_issue', 'stripe.refund', 'github.x']) {
-          seen.push(`read ${tool}`);
-          yield [request(tool), request(tool)];
-        }
-      }
-      const running = compiler.evaluate('k6', SOURCE, WS, pages(), (results) => seen.push(results.map((r) => ('decision' in r ? r.decision : 'refused')).join(' ')));
+      const tools = ['github.create_issue', 'stripe.refund', 'github.x'];
+      const nextPage = async () => {
+        const tool = tools.shift();
+        if (tool === undefined) return null;
+        seen.push(`read ${tool}`);
+        return [request(tool), request(tool)];
+      };
+      const running = compiler.evaluate('k6', SOURCE, WS, nextPage, (results) => seen.push(results.map((r) => ('decision' in r ? r.decision : 'refused')).join(' ')));
       await expect(evaluate(compiler, 'k6', [request('github.create_issue')])).rejects.toEqual(new PolicyCompilerError('policy_compiler_busy'));
       await running;
       expect(seen).toEqual(['read github.create_issue', 'allow allow', 'read stripe.refund', 'deny deny', 'read github.x', 'allow allow']);

@@ -132,8 +132,9 @@ export class PolicyCompiler implements OnModuleDestroy {
 
   /**
    * Evaluates pages of requests against `source` (a source that compiles; `key` names it, such as
-   * its hash) as one admitted evaluation, adding `shared` entities to every request; `take` gets
-   * each page's results in request order before the next page is read, so a caller streaming pages
+   * its hash) as one admitted evaluation, adding `shared` entities to every request: `nextPage`
+   * gives each page (null after the last), and `take` gets its results in request order before the
+   * next page is asked for, so a caller streaming pages
    * from the database holds one page at a time. A page goes in chunks of EVALUATION_CHUNK spread
    * over every slot of the seam, each chunk waiting for compiles first. A request identical to one
    * already evaluated (among the first MAX_KNOWN distinct ones) is answered from it: Cedar's answer
@@ -144,14 +145,14 @@ export class PolicyCompiler implements OnModuleDestroy {
     key: string,
     source: string,
     shared: unknown[],
-    pages: Iterable<AuthorizationRequest[]> | AsyncIterable<AuthorizationRequest[]>,
+    nextPage: () => Promise<AuthorizationRequest[] | null>,
     take: (results: Evaluation[]) => void,
   ): Promise<void> {
     this.admit(this.evaluations);
     this.evaluations++;
     try {
       const known = new Map<string, Evaluation>();
-      for await (const page of pages) take(await this.evaluatePage(key, source, shared, page, known));
+      for (let page = await nextPage(); page !== null; page = await nextPage()) take(await this.evaluatePage(key, source, shared, page, known));
     } finally {
       this.evaluations--;
     }
@@ -260,4 +261,9 @@ export class PolicyCompiler implements OnModuleDestroy {
     const at = this.idle.indexOf(worker);
     if (at >= 0) this.idle.splice(at, 1);
   }
+}
+
+/** A `nextPage` for PolicyCompiler.evaluate over pages already at hand. */
+export function pagesOf(...pages: AuthorizationRequest[][]): () => Promise<AuthorizationRequest[] | null> {
+  return () => Promise.resolve(pages.shift() ?? null);
 }

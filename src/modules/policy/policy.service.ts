@@ -218,10 +218,10 @@ export class PolicyService implements OnModuleInit {
     ws: WorkspaceContext,
     key: string,
     source: string,
-    pages: Iterable<AuthorizationRequest[]> | AsyncIterable<AuthorizationRequest[]>,
+    nextPage: () => Promise<AuthorizationRequest[] | null>,
     take: (results: Evaluation[]) => void,
   ): Promise<void> {
-    return throughSeam(() => this.compiler.evaluate(key, source, entitySnapshot(ws.id, ws.env), pages, take));
+    return throughSeam(() => this.compiler.evaluate(key, source, entitySnapshot(ws.id, ws.env), nextPage, take));
   }
 
   /** The published revision of the workspace; undefined before the first publish. */
