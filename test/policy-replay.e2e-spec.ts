@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
-import { REPLAY_PAGE } from 'src/modules/policy/policy-replay.service';
+const REPLAY_PAGE = 5000;
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { DecisionRequest, GatewayEmulator } from 'test/support/gateway-emulator';
@@ -241,8 +241,16 @@ describe('policy replay, explain and diff', () => {
       const ws = op.workspaceId;
       await publish(op, PUBLISHED);
       const n = REPLAY_PAGE + 500;
+      // Recorded as PUBLISHED decides them (written to the stream directly: the emulator's Cedar adds nothing here).
       // Odd: Stripe (deny, allowed by the change); every fourth: GitHub for key_b (allow, denied by it); the rest unchanged.
-      await emit(op, Array.from({ length: n }, (_, i) => (i % 2 ? request(ws, `key_${i}`, 'stripe.refund') : request(ws, i % 4 ? `key_${i}` : 'key_b', 'github.create_issue'))));
+      const at = new Date().toISOString();
+      const recordedAs = (r: DecisionRequest, decision: 'allow' | 'deny') =>
+        receiptRevision(ws, { occurred_at: at, updated_at: at, decision, key_id: r.principal.id, tool: r.resource.id, envelope: { authorization: { ...r, decision, policy_revision_id: null, determining_policies: [] } } });
+      await streams.add(
+        'receipts',
+        ...Array.from({ length: n }, (_, i) => (i % 2 ? recordedAs(request(ws, `key_${i}`, 'stripe.refund'), 'deny') : recordedAs(request(ws, i % 4 ? `key_${i}` : 'key_b', 'github.create_issue'), 'allow'))),
+      );
+      await streams.pass('receipts');
       // Statistics, as autovacuum keeps them: without, the planner probes the anti-join by workspace (quadratic here, seconds).
       await t.db.query('ANALYZE receipt_revisions, receipt_heads');
       const all = (await replay(op, { cedar_text: CHANGED }).expect(200)).body;
