@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
-const REPLAY_PAGE = 5000;
+import { REPLAY_PAGE } from 'src/modules/policy/policy-replay.service';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { DecisionRequest, GatewayEmulator } from 'test/support/gateway-emulator';

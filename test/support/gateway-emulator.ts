@@ -52,6 +52,7 @@ import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import { isAuthorized } from '@cedar-policy/cedar-wasm/nodejs';
 import type { RedisClientType } from 'redis';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
+import { guardCedarCalls } from 'src/modules/policy/cedar-wasm';
 import { splitPolicies } from 'src/modules/policy/policy-source';
 import { verifyServiceToken } from 'test/support/service-token';
 import { Jwks } from 'src/common/signing/jws';
@@ -121,6 +122,7 @@ export class GatewayEmulator {
   private constructor(private readonly secret: string) {}
 
   static async start(secret = DEFAULT_SECRET, port = 0): Promise<GatewayEmulator> {
+    guardCedarCalls(); // emitDecisions calls Cedar on this thread
     const gw = new GatewayEmulator(secret);
     gw.server = createServer((req, res) => void gw.handle(req, res));
     await new Promise<void>((resolve) => gw.server.listen(port, '127.0.0.1', resolve));

@@ -1,6 +1,7 @@
 import { Logger, OnModuleDestroy } from '@nestjs/common';
 import type { ValidationAnswer } from '@cedar-policy/cedar-wasm/nodejs';
 import { Worker } from 'node:worker_threads';
+import { guardCedarCalls } from 'src/modules/policy/cedar-wasm';
 import { CompileResult, toCompileResult } from 'src/modules/policy/diagnostics';
 import GATEWAY_SCHEMA from 'src/modules/policy/gateway.cedarschema.json';
 import { MetricsService } from 'src/common/metrics/metrics.service';
@@ -117,7 +118,9 @@ export class PolicyCompiler implements OnModuleDestroy {
     private readonly concurrency: number,
     private readonly timeoutMs = DEFAULT_POLICY_COMPILE_TIMEOUT_MS,
     private readonly metrics?: Pick<MetricsService, 'compileDuration' | 'compileBusy'>,
-  ) {}
+  ) {
+    guardCedarCalls();
+  }
 
   /** Parses and validates `source` against the gateway schema. Throws PolicyCompilerError only. */
   async compile(source: string): Promise<CompileResult> {
