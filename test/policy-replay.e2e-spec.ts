@@ -251,8 +251,6 @@ describe('policy replay, explain and diff', () => {
         ...Array.from({ length: n }, (_, i) => (i % 2 ? recordedAs(request(ws, `key_${i}`, 'stripe.refund'), 'deny') : recordedAs(request(ws, i % 4 ? `key_${i}` : 'key_b', 'github.create_issue'), 'allow'))),
       );
       await streams.pass('receipts');
-      // Statistics, as autovacuum keeps them: without, the planner probes the anti-join by workspace (quadratic here, seconds).
-      await t.db.query('ANALYZE receipt_revisions, receipt_heads');
       const all = (await replay(op, { cedar_text: CHANGED }).expect(200)).body;
       expect(all).toMatchObject({ evaluated: n, unchanged: n / 4, flips: { allow_to_deny: n / 4, deny_to_allow: n / 2 }, not_replayable: 0, errors: 0 });
       expect(all.changes.map((c: { resource: { id: string }; count: number }) => [c.resource.id, c.count])).toEqual([['stripe.refund', n / 2], ['github.create_issue', n / 4]]);

@@ -22,17 +22,26 @@ const DEFAULT_WINDOW_MS = 7 * 24 * 3600 * 1000;
 export const REPLAY_PAGE = 5000;
 
 /**
+ * The newest revision of `outer`'s invocation that carries an authorization request (null when none
+ * does): a backward primary-key probe per row, whatever the planner's statistics. Written as a
+ * NOT EXISTS, the anti-join was planned on statistics older than a burst of ingestion as a rescan
+ * of the workspace's requests for every row (8.3 s for 5,500 receipts recorded at once, 46 ms now).
+ */
+const newestRequestOf = (outer: string) =>
+  `(SELECT n.receipt_revision FROM receipt_revisions n WHERE n.workspace_id = ${outer}.workspace_id AND n.invocation_id = ${outer}.invocation_id
+    AND n.envelope ? 'authorization' ORDER BY n.receipt_revision DESC LIMIT 1)`;
+
+/**
  * A page of each invocation's newest revision carrying an authorization request in the window,
  * newest first, before the position ($3, $4) (the window's end and '' for the first page; the last
  * row of the page before for the next). The partial index `receipt_revisions_authorization_idx`
- * walks only those rows; the anti-join is a primary-key probe.
+ * walks only those rows.
  */
 const RECORDED = `
   SELECT r.receipt_id, r.key_id, r.tool, r.occurred_at, r.envelope->'authorization' AS authorization
   FROM receipt_revisions r
   WHERE r.workspace_id = $1 AND r.occurred_at >= $2 AND r.occurred_at <= $3 AND (r.occurred_at < $3 OR r.receipt_id < $4) AND r.envelope ? 'authorization'
-    AND NOT EXISTS (SELECT 1 FROM receipt_revisions n WHERE n.workspace_id = r.workspace_id AND n.invocation_id = r.invocation_id
-                    AND n.receipt_revision > r.receipt_revision AND n.envelope ? 'authorization')
+    AND r.receipt_revision = ${newestRequestOf('r')}
   ORDER BY r.occurred_at DESC, r.receipt_id DESC
   LIMIT $5`;
 
@@ -40,7 +49,7 @@ const RECORDED = `
 const NOT_REPLAYABLE = `
   SELECT count(*)::int AS n FROM receipt_heads h
   WHERE h.workspace_id = $1 AND h.occurred_at >= $2 AND h.occurred_at < $3
-    AND NOT EXISTS (SELECT 1 FROM receipt_revisions r WHERE r.workspace_id = h.workspace_id AND r.invocation_id = h.invocation_id AND r.envelope ? 'authorization')`;
+    AND ${newestRequestOf('h')} IS NULL`;
 
 interface RecordedRow {
   receipt_id: string;
