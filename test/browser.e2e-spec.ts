@@ -77,6 +77,8 @@ describe('the typed client in a real browser, from the dashboard origin', () => 
       detail: 'session not accepted',
       message: '401 session not accepted',
     });
+    // The event stream goes here: once the notifications issue (32) gives the client its events()
+    // reader, the page reads one event through it (test/support/browser-page/dashboard.js) and this checks it.
     // The key was minted for real, in the operator's workspace.
     const [row] = await t.db.query(`SELECT workspace_id, agent_id FROM virtual_keys WHERE id = $1`, [run.minted.key_id]);
     expect(row).toEqual({ workspace_id: run.ws, agent_id: 'browser-dashboard' });

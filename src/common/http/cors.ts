@@ -10,6 +10,9 @@ const WELL_KNOWN = '/.well-known/';
 
 /** The operator API, the OpenAPI document and `/.well-known/*`; never `/internal/*`, `/oauth/callback`, health or metrics. */
 export function inCorsScope(url: string): boolean {
+  const second = url.charCodeAt(1);
+  // `/a...` or `/....`: anything else (`/internal`, `/healthz`, `/oauth`) is out after one comparison each.
+  if (second !== 0x61 && second !== 0x2e) return false;
   return (
     url.startsWith(NO_STORE_PREFIX) ||
     url.startsWith(WELL_KNOWN) ||
