@@ -20,11 +20,11 @@ export function inCorsScope(url: string): boolean {
   );
 }
 
-export const CORS_ALLOW_METHODS = 'GET, POST, PUT, PATCH, DELETE';
-export const CORS_ALLOW_HEADERS = 'authorization, content-type, if-match, if-none-match, last-event-id';
-export const CORS_EXPOSE_HEADERS = 'etag, x-request-id, retry-after';
+const CORS_ALLOW_METHODS = 'GET, POST, PUT, PATCH, DELETE';
+const CORS_ALLOW_HEADERS = 'authorization, content-type, if-match, if-none-match, last-event-id';
+const CORS_EXPOSE_HEADERS = 'etag, x-request-id, retry-after';
 /** How long a browser may keep a preflight's answer (Chromium caps it at 2 hours). */
-export const CORS_MAX_AGE_S = 600;
+const CORS_MAX_AGE_S = 600;
 
 /**
  * Answers the CORS part of a request in scope and says whether it was a preflight (answered, 204).
