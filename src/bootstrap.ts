@@ -6,6 +6,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import { LeanExpressAdapter } from 'src/common/http/express-adapter';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { AppModule } from 'src/app.module';
+import { serveCors } from 'src/common/http/cors';
 import { BODY_LIMIT, isMalformedPath, MAX_PARAM_LENGTH, parseFlat, refuseClientError, refuseUnroutable } from 'src/common/http/body';
 import { JsonLogger } from 'src/common/logging/json-logger';
 import { AppConfig } from 'src/config/config';
@@ -67,6 +68,7 @@ export async function createApp(config: AppConfig, database: Database, options: 
     // Fastify's own body parsers (JSON, text, and Nest's urlencoded); Express's come from ExpressBodyMiddleware.
     { logger: new JsonLogger(config.logLevel), bodyParser: config.httpPlatform === 'fastify' },
   );
+  serveCors(app.getHttpServer(), config.corsOrigins);
   await setupOpenApi(app);
   return app;
 }

@@ -20,6 +20,7 @@ describe('configuration', () => {
       gatewayPublicUrl: 'http://127.0.0.1:8080',
       publicUrl: 'http://localhost:3000',
       webUrl: 'http://localhost:5173',
+      corsOrigins: ['http://localhost:5173'],
       policyCompilerConcurrency: 2,
       devIdentity: false,
       logLevel: 'info',
@@ -80,6 +81,23 @@ describe('configuration', () => {
     expect(loadConfig({ HTTP_PLATFORM: 'express' }).httpPlatform).toBe('express');
     expect(() => loadConfig({ HTTP_PLATFORM: 'Express' })).toThrow(new ConfigError('invalid configuration: HTTP_PLATFORM: must be one of express, fastify'));
   });
+
+  it('allows the origin of WEB_URL by default, a list of origins, or * when set so', () => {
+    expect(loadConfig({ WEB_URL: 'https://dash.example.com/app/' }).corsOrigins).toEqual(['https://dash.example.com']);
+    expect(loadConfig({ CORS_ORIGINS: ' https://a.example , http://localhost:5173,http://127.0.0.1:8080' }).corsOrigins).toEqual([
+      'https://a.example',
+      'http://localhost:5173',
+      'http://127.0.0.1:8080',
+    ]);
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('*');
+  });
+
+  it.each(['localhost:5173', 'http://localhost:5173/', 'https://a.example/app', 'https://A.example', 'https://a.example:443', '*, https://a.example', 'https://a.example,', 'ftp://a.example', 'null'])(
+    'refuses CORS_ORIGINS=%j in one line naming the variable',
+    (value) => {
+      expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(/^invalid configuration: CORS_ORIGINS: "[^"\n]*" is not an origin \(scheme:\/\/host\[:port\], lower case, no path; or \* alone\)$/);
+    },
+  );
 
   it('refuses a previous service secret without a current one', () => {
     expect(() => loadConfig({ SERVICE_JWT_SECRET_PREVIOUS: 'p'.repeat(32) })).toThrow(

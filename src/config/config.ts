@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { plainToInstance, Transform } from 'class-transformer';
+import type { CorsOrigins } from 'src/common/http/cors';
 import { ed25519PrivateKey } from 'src/common/signing/jws';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 
@@ -29,6 +30,7 @@ class EnvironmentVariables {
   @IsOptional() @IsUrl(urlOptions) GATEWAY_PUBLIC_URL?: string;
   @IsOptional() @IsUrl(urlOptions) PUBLIC_URL?: string;
   @IsOptional() @IsUrl(urlOptions) WEB_URL?: string;
+  @IsOptional() @IsString() CORS_ORIGINS?: string;
   @IsOptional() @IsString() OAUTH_DEFAULT_CLIENT_ID?: string;
   @IsOptional() @IsUrl(urlOptions) ORCHESTRATOR_URL?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(64) POLICY_COMPILER_CONCURRENCY?: number;
@@ -65,6 +67,8 @@ export interface AppConfig {
   gatewayPublicUrl: string;
   publicUrl: string;
   webUrl: string;
+  /** Origins a browser may call the operator API from (src/common/http/cors.ts). */
+  corsOrigins: CorsOrigins;
   oauthDefaultClientId: string | undefined;
   /** Worker orchestration service; unset = runs are refused with a typed 503. */
   orchestratorUrl: string | undefined;
@@ -120,6 +124,21 @@ function signingKeyVariable(name: string, value: string | undefined): string | u
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '');
 
+/**
+ * `CORS_ORIGINS`: `*`, or comma-separated origins exactly as a browser sends them in `Origin`
+ * (`https://dashboard.example.com`, `http://localhost:5173`: scheme, host, port only); unset, the origin of WEB_URL.
+ */
+function corsOriginsVariable(value: string | undefined, webUrl: string): CorsOrigins {
+  if (value === undefined) return [new URL(webUrl).origin];
+  if (value.trim() === '*') return '*';
+  const origins = value.split(',').map((entry) => entry.trim());
+  const bad = origins.find((entry) => !/^https?:\/\//.test(entry) || !URL.canParse(entry) || new URL(entry).origin !== entry);
+  if (bad !== undefined) {
+    throw new ConfigError(`invalid configuration: CORS_ORIGINS: ${JSON.stringify(bad)} is not an origin (scheme://host[:port], lower case, no path; or * alone)`);
+  }
+  return origins;
+}
+
 /** Reads and validates the environment; throws a ConfigError whose message is one line naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
@@ -146,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const port = vars.PORT ?? 3000;
   const gatewayUrl = trimSlash(vars.GATEWAY_URL ?? 'http://127.0.0.1:8080');
+  const webUrl = trimSlash(vars.WEB_URL ?? 'http://localhost:5173');
   return {
     port,
     host: vars.HOST ?? '0.0.0.0',
@@ -163,7 +183,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     gatewayUrl,
     gatewayPublicUrl: trimSlash(vars.GATEWAY_PUBLIC_URL ?? gatewayUrl),
     publicUrl: trimSlash(vars.PUBLIC_URL ?? `http://localhost:${port}`),
-    webUrl: trimSlash(vars.WEB_URL ?? 'http://localhost:5173'),
+    webUrl,
+    corsOrigins: corsOriginsVariable(vars.CORS_ORIGINS, webUrl),
     oauthDefaultClientId: vars.OAUTH_DEFAULT_CLIENT_ID || undefined,
     orchestratorUrl: vars.ORCHESTRATOR_URL ? trimSlash(vars.ORCHESTRATOR_URL) : undefined,
     policyCompilerConcurrency: vars.POLICY_COMPILER_CONCURRENCY ?? 2,
