@@ -7,6 +7,7 @@ import { Jwks, publicJwk, signCompactJws, verifyCompactJws } from 'src/common/si
 import { inTransaction } from 'src/database/transaction';
 import { GENESIS_HASH, linkHash, StoredAuditRow, toChainedRow } from 'src/modules/audit/audit-chain';
 import { verifyExportFile } from 'src/modules/audit/audit-export-file';
+import { describeVerification } from 'src/modules/audit/audit-verifier';
 import { AuditCheckpointJob } from 'src/modules/audit/audit-checkpoint.job';
 import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
 import { AuditService } from 'src/modules/audit/audit.service';
@@ -286,6 +287,79 @@ describe('tamper-evident audit trail', () => {
         await relink(ws);
       };
       expect(await caught(rechain)).toEqual(both(6, 'modified'));
+    });
+
+    /** An export of a fresh workspace with rows 1..5, a stored checkpoint at `checkpointAt` and the export's fresh one at 5, as lines. */
+    const exportedLines = async (checkpointAt = 5) => {
+      const op = await t.signIn();
+      await record(op.workspaceId, checkpointAt - 1);
+      await trail().checkpoint(op.workspaceId);
+      await record(op.workspaceId, 5 - checkpointAt);
+      return { op, lines: (await exportOf(op).expect(200)).body.trim().split('\n') };
+    };
+    const verifyText = async (text: string, options: Parameters<typeof verifyExportFile>[2] = {}) => {
+      const file = join(dir, `edited-${Math.random().toString(36).slice(2)}.ndjson`);
+      writeFileSync(file, text);
+      return verifyExportFile(file, jwks, options);
+    };
+    /** Rows re-chained from `prev` as a forger would, each line's hash over its own (possibly retyped) members. */
+    const rechained = (rows: Record<string, unknown>[], prev: string) =>
+      rows.map((row) => {
+        const { prev_hash: _p, chain_hash: _c, ...fields } = row;
+        const chain_hash = linkHash(prev, fields as never);
+        const line = JSON.stringify({ ...fields, prev_hash: prev, chain_hash });
+        prev = chain_hash;
+        return line;
+      });
+
+    it('refuses a fully forged export that keeps the genuine checkpoints: seq as a string or a fraction, re-chained, is modified', async () => {
+      const { lines } = await exportedLines();
+      const rows = lines.slice(0, 5).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const checkpoints = lines.slice(5);
+      expect(checkpoints).toHaveLength(2);
+      const forge = (seqOf: (i: number) => unknown) =>
+        [...rechained(rows.map((r, i) => ({ ...r, seq: seqOf(i), target: 'forged', detail: { reason: 'nothing happened' } })), GENESIS_HASH), ...checkpoints].join('\n');
+      // "1" + 1 is "11": each forged row meets the seq the old verifier expected, and no row ever met a checkpoint.
+      expect((await verifyText(forge((i) => '1'.repeat(i + 1)))).failure).toEqual({ seq: 1, reason: 'modified' });
+      expect((await verifyText(forge((i) => i + 1.5))).failure).toEqual({ seq: 1, reason: 'modified' });
+    });
+
+    it('refuses a row with a member missing, extra or of another type, and a checkpoint line with more than its checkpoint', async () => {
+      const { lines } = await exportedLines();
+      const row3 = JSON.parse(lines[2]) as Record<string, unknown>;
+      const withRow3 = (edited: Record<string, unknown>) => [lines[0], lines[1], JSON.stringify(edited), ...lines.slice(3)].join('\n');
+      const { event_id: _dropped, ...missing } = row3;
+      const edits: Record<string, unknown>[] = [
+        missing,
+        { ...row3, note: 'extra' },
+        { ...row3, seq: '3' },
+        { ...row3, chain_hash: (row3.chain_hash as string).toUpperCase() },
+        { ...row3, actor: { user_id: null } },
+        { ...row3, detail: { reason: 1.5 } },
+        { ...row3, detail: { reason: { nested: true } } },
+        { ...row3, target: 'a\ud800b' },
+        { ...row3, occurred_at: '2026-01-01T00:00:00Z' },
+      ];
+      for (const edited of edits) expect((await verifyText(withRow3(edited))).failure).toEqual({ seq: 3, reason: 'modified' });
+      const fresh = JSON.parse(lines[6]) as { checkpoint: string };
+      expect((await verifyText([...lines.slice(0, 6), JSON.stringify({ ...fresh, note: 'extra' })].join('\n'))).failure).toEqual({ seq: 0, reason: 'bad signature' });
+      expect((await verifyText(lines.join('\n'))).failure).toBeNull();
+    });
+
+    it('refuses an unsigned tail (rows edited and re-chained after the last checkpoint, later checkpoints dropped) unless allowed, then counts it', async () => {
+      const { op, lines } = await exportedLines(3);
+      expect(lines).toHaveLength(7);
+      const rows = lines.slice(0, 5).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const tail = rechained([{ ...rows[3], target: 'forged' }, rows[4]], rows[2].chain_hash as string);
+      const truncated = [...lines.slice(0, 3), ...tail, lines[5]].join('\n');
+      expect((await verifyText(truncated)).failure).toEqual({ seq: 4, reason: 'unsigned tail' });
+      const allowed = await verifyText(truncated, { allowUnsignedTail: true });
+      expect(allowed).toMatchObject({ ok: true, signedThrough: 3, unvouched: 2 });
+      expect(describeVerification(allowed)).toBe(
+        `audit trail verified: workspace ${op.workspaceId}, 5 rows (seq 1..5), 1 checkpoints, signed through seq 3, 2 rows unvouched (seq 4..5: no checkpoint covers them)`,
+      );
+      // A file with no checkpoint at all is unvouched from its first row.
+      expect((await verifyText(lines.slice(0, 5).join('\n'))).failure).toEqual({ seq: 1, reason: 'unsigned tail' });
     });
 
     it('catches edits of the export file itself: lines swapped, a row dropped, a checkpoint forged', async () => {
