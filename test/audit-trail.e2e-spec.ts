@@ -215,6 +215,29 @@ describe('tamper-evident audit trail', () => {
     });
   });
 
+  describe('the actor e-mail from the identity provider', () => {
+    const refused = async (sub: string, email: string) =>
+      t.http().get('/api/v1/me').set(bearer({ token: await t.issuer.token({ sub, email }) })).expect(401, { detail: 'session not accepted' });
+
+    it('refuses, as 401 like any bad token, an e-mail with a lone surrogate or a NUL, writing nothing; the trail verifies afterwards', async () => {
+      for (const email of ['lone\ud800@example.com', 'nul\u0000@example.com']) {
+        const sub = `bad-email-${Math.random().toString(36).slice(2)}`;
+        await refused(sub, email);
+        expect(await t.db.query(`SELECT id FROM users WHERE subject = $1`, [sub])).toEqual([]);
+      }
+      // A known user whose e-mail turns bad is refused too: the stored one, and its chained copies, stay as they were.
+      const op = await t.signIn();
+      const sub = (await t.db.query(`SELECT subject FROM users WHERE id = $1`, [op.userId]))[0].subject as string;
+      for (const email of ['lone\udc00@example.com', 'nul\u0000@example.com']) await refused(sub, email);
+      expect(await t.db.query(`SELECT email FROM users WHERE id = $1`, [op.userId])).toEqual([{ email: op.email }]);
+      await t.http().post(`/api/v1/workspaces/${op.workspaceId}/keys`).set(bearer(op)).send({ agent_id: 'after' }).expect(201);
+      const file = join(dir, `email-${op.workspaceId}.ndjson`);
+      writeFileSync(file, (await exportOf(op).expect(200)).body);
+      expect(await verifyExportFile(file, jwks)).toMatchObject({ ok: true, rows: 2, signedThrough: 2 });
+      expect(await trail().check(op.workspaceId)).toMatchObject({ ok: true, rows: 2 });
+    });
+  });
+
   describe('tampering', () => {
     /** A workspace with rows 1..6 and a checkpoint at 6, tampered with in the database, then exported, verified and checked. */
     const caught = async (tamper: (ws: string) => Promise<unknown>) => {
@@ -295,7 +318,8 @@ describe('tamper-evident audit trail', () => {
       await record(op.workspaceId, checkpointAt - 1);
       await trail().checkpoint(op.workspaceId);
       await record(op.workspaceId, 5 - checkpointAt);
-      return { op, lines: (await exportOf(op).expect(200)).body.trim().split('\n') };
+      const body: string = (await exportOf(op).expect(200)).body;
+      return { op, lines: body.trim().split('\n') };
     };
     const verifyText = async (text: string, options: Parameters<typeof verifyExportFile>[2] = {}) => {
       const file = join(dir, `edited-${Math.random().toString(36).slice(2)}.ndjson`);
