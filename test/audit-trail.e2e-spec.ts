@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson } from 'src/common/crypto/crypto';
@@ -27,8 +27,9 @@ describe('tamper-evident audit trail', () => {
   let owner: Operator;
   let jwks: Jwks;
   const dir = mkdtempSync(join(tmpdir(), 'audit-trail-'));
+  const anchor = join(dir, 'anchor.ndjson');
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ AUDIT_ANCHOR_FILE: anchor });
     owner = await t.signIn('trail-owner');
     jwks = (await t.http().get('/.well-known/control-signing-keys.json').expect(200)).body;
   });
@@ -384,6 +385,56 @@ describe('tamper-evident audit trail', () => {
       );
       // A file with no checkpoint at all is unvouched from its first row.
       expect((await verifyText(lines.slice(0, 5).join('\n'))).failure).toEqual({ seq: 1, reason: 'unsigned tail' });
+    });
+
+    describe('by someone who can write the database, with the genuine key signing afterwards', () => {
+      /** Rows 1..5 checkpointed at 5, and the export an auditor kept then; `rewrite` then works on the database and the checkpoint job signs its head. */
+      const rewritten = async (rewrite: (ws: string) => Promise<unknown>) => {
+        const op = await t.signIn();
+        await record(op.workspaceId, 4);
+        await t.app.get(AuditCheckpointJob).tick();
+        const earlier = join(dir, `earlier-${op.workspaceId}.ndjson`);
+        writeFileSync(earlier, (await exportOf(op).expect(200)).body);
+        await rewrite(op.workspaceId);
+        await t.db.query(`DELETE FROM audit_checkpoints WHERE workspace_id = $1`, [op.workspaceId]);
+        await t.app.get(AuditCheckpointJob).tick();
+        const later = join(dir, `later-${op.workspaceId}.ndjson`);
+        writeFileSync(later, (await exportOf(op).expect(200)).body);
+        return {
+          alone: (await verifyExportFile(later, jwks)).failure,
+          withEarlierExport: (await verifyExportFile(later, jwks, { keptCheckpoints: [earlier] })).failure,
+          withAnchor: (await verifyExportFile(later, jwks, { keptCheckpoints: [anchor] })).failure,
+          checked: (await trail().check(op.workspaceId))!.failure,
+        };
+      };
+
+      it('re-chained after an edit: verifies for one who holds nothing, modified for one holding an earlier export or the anchor file', async () => {
+        const rechain = async (ws: string) => {
+          await t.db.query(`UPDATE audit_events SET detail = '{"reason": "nothing happened"}' WHERE workspace_id = $1 AND seq = 2`, [ws]);
+          await t.db.query(`UPDATE audit_chain_heads SET chain_hash = $2 WHERE workspace_id = $1`, [ws, await relink(ws)]);
+        };
+        expect(await rewritten(rechain)).toEqual({ alone: null, withEarlierExport: { seq: 5, reason: 'modified' }, withAnchor: { seq: 5, reason: 'modified' }, checked: null });
+      });
+
+      it('rewound (rows deleted, head moved back): truncated before the kept checkpoint', async () => {
+        const rewind = async (ws: string) => {
+          await t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq > 3`, [ws]);
+          await t.db.query(`UPDATE audit_chain_heads h SET seq = 3, chain_hash = a.chain_hash FROM audit_events a WHERE a.workspace_id = h.workspace_id AND a.seq = 3 AND h.workspace_id = $1`, [ws]);
+        };
+        const truncated = { seq: 4, reason: 'truncated before checkpoint' };
+        expect(await rewritten(rewind)).toEqual({ alone: null, withEarlierExport: truncated, withAnchor: truncated, checked: null });
+      });
+
+      it('anchors every checkpoint it keeps, of every workspace, as checkpoint lines', async () => {
+        const lines = linesOf(readFileSync(anchor, 'utf8'));
+        expect(lines.length).toBeGreaterThan(2);
+        for (const line of lines) expect(Object.keys(line)).toEqual(['checkpoint']);
+        // Every genuine one (a test above replaced one with a foreign signature in the database).
+        const kept: { jws: string }[] = (await t.db.query(`SELECT jws FROM audit_checkpoints`)).filter((c: { jws: string }) => verifyCompactJws(c.jws, jwks).ok);
+        expect(kept.length).toBeGreaterThan(2);
+        const anchored = new Set(lines.map((l) => l.checkpoint));
+        for (const { jws } of kept) expect(anchored.has(jws)).toBe(true);
+      });
     });
 
     it('catches edits of the export file itself: lines swapped, a row dropped, a checkpoint forged', async () => {
