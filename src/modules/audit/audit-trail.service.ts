@@ -97,6 +97,9 @@ export class AuditTrailService {
     if (chunk) yield chunk;
     for await (const jws of this.checkpoints(workspaceId, from, checkpointsTo)) yield `${canonicalJson({ checkpoint: jws })}\n`;
     if (last) yield `${canonicalJson({ checkpoint: this.signing.sign(this.payload(workspaceId, last.seq, last.chain_hash)) })}\n`;
+    // Stored checkpoints may be signed by keys retired since: the current key vouches for them.
+    const retired = this.signing.retiredJwks();
+    if (retired.keys.length > 0) yield `${canonicalJson({ retired_keys: this.signing.sign(retired) })}\n`;
   }
 
   /** Recomputes the workspace's chain in the database against its checkpoints and its head: the first broken link. */
@@ -104,7 +107,7 @@ export class AuditTrailService {
     const [head]: { seq: string }[] = await this.dataSource.query(`SELECT seq FROM audit_chain_heads WHERE workspace_id = $1`, [workspaceId]);
     if (!head && !(await this.workspaceExists(workspaceId))) return null;
     // The database's tail grows between checkpoints (the job signs it within a minute): allowed here, and counted.
-    const verifier = new ChainVerifier(this.signing.jwks(), { workspaceId, allowUnsignedTail: true });
+    const verifier = new ChainVerifier(this.signing.historyJwks(), { workspaceId, allowUnsignedTail: true });
     for await (const jws of this.checkpoints(workspaceId, 1, Number.MAX_SAFE_INTEGER)) verifier.checkpoint(jws);
     for await (const row of this.rows(workspaceId, 1, Number.MAX_SAFE_INTEGER)) verifier.row(row);
     return verifier.finish(Number(head?.seq ?? 0));

@@ -1,4 +1,4 @@
-import { Jwks, verifyCompactJws } from 'src/common/signing/jws';
+import { isEd25519Jwk, Jwks, verifyCompactJws } from 'src/common/signing/jws';
 import { ChainedRow, GENESIS_HASH, linkHash } from 'src/modules/audit/audit-chain';
 import { isJsonObject } from 'src/common/json/json';
 import { isStorableText } from 'src/common/http/text';
@@ -133,11 +133,30 @@ export class ChainVerifier {
   private checkpoints = 0;
   private keptCheckpoints = 0;
 
+  /** The keys checkpoints verify under: the trusted ones given, and the retired ones they vouch for. */
+  private keys: Jwks;
+
   constructor(
-    private readonly keys: Jwks,
+    private readonly trusted: Jwks,
     private readonly options: VerifyOptions = {},
   ) {
+    this.keys = trusted;
     this.workspaceId = options.workspaceId ?? null;
+  }
+
+  /**
+   * An export's `retired_keys` line: control's retired public keys, signed by a trusted key; they
+   * then verify checkpoints too. Feed it before the checkpoints. One that does not verify, or
+   * holds anything but such keys, fails as `bad signature` at 0.
+   */
+  retiredKeys(jws: unknown): void {
+    const check = typeof jws === 'string' ? verifyCompactJws(jws, this.trusted) : { ok: false as const };
+    const payload = check.ok ? check.payload : null;
+    if (!isJsonObject(payload) || !hasExactly(payload, ['keys']) || !Array.isArray(payload.keys) || !payload.keys.every(isEd25519Jwk)) {
+      this.fail(0, 'bad signature');
+      return;
+    }
+    this.keys = { keys: [...this.keys.keys, ...payload.keys] };
   }
 
   /**

@@ -6,6 +6,8 @@ import { errorFields } from 'src/common/logging/error-fields';
 
 export const RECONCILE_INTERVAL_MS = 2000;
 export const PRUNE_INTERVAL_MS = 60_000;
+/** How often the current documents are checked for a signature by a key no longer current (a rotation). */
+export const RESIGN_INTERVAL_MS = 60_000;
 
 /**
  * Retries pending publications until they settle. Safe on any number of replicas: a publish is
@@ -31,6 +33,17 @@ export class PublicationJob {
       this.logger.warn({ msg: 'reconciliation pass failed', ...errorFields(error) });
     } finally {
       this.running = false;
+    }
+  }
+
+  /** Re-signs, as a new version, the current snapshot of every workspace signed by a rotated-out key. */
+  @Interval(RESIGN_INTERVAL_MS)
+  async resign(): Promise<void> {
+    try {
+      const staged = await this.publications.resignStale();
+      if (staged > 0) this.logger.log({ msg: 'snapshots re-signed after a signing key rotation', workspaces: staged });
+    } catch (error) {
+      this.logger.warn({ msg: 'snapshot re-signing pass failed', ...errorFields(error) });
     }
   }
 
