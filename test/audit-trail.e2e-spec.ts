@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createHash, createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -369,6 +369,31 @@ describe('tamper-evident audit trail', () => {
       const fresh = JSON.parse(lines[6]) as { checkpoint: string };
       expect((await verifyText([...lines.slice(0, 6), JSON.stringify({ ...fresh, note: 'extra' })].join('\n'))).failure).toEqual({ seq: 0, reason: 'bad signature' });
       expect((await verifyText(lines.join('\n'))).failure).toBeNull();
+    });
+
+    it('refuses a checkpoint signed by the genuine key whose header or payload is not exactly as documented', async () => {
+      const { op, lines } = await exportedLines();
+      const [{ private_key_pem: pem }] = await t.db.query(`SELECT private_key_pem FROM control_signing_keys`);
+      const key = createPrivateKey(pem as string);
+      const kid = jwks.keys[0].kid;
+      const signed = (header: object, payload: object) => {
+        const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+        return JSON.stringify({ checkpoint: `${input}.${sign(null, Buffer.from(input), key).toString('base64url')}` });
+      };
+      const rows = lines.slice(0, 5).map((l) => JSON.parse(l) as { chain_hash: string });
+      const genuine = { workspace_id: op.workspaceId, seq: 5, chain_hash: rows[4].chain_hash, signed_at: new Date().toISOString() };
+      expect((await verifyText([...lines, signed({ alg: 'EdDSA', kid }, genuine)].join('\n'))).failure).toBeNull();
+      const refused: [object, object, number][] = [
+        [{ alg: 'EdDSA', kid, crit: ['b64'] }, genuine, 5],
+        [{ alg: 'EdDSA', kid }, { ...genuine, note: 'extra' }, 5],
+        [{ alg: 'EdDSA', kid }, { ...genuine, seq: '5' }, 0],
+        [{ alg: 'EdDSA', kid }, { ...genuine, seq: 4.5 }, 0],
+        [{ alg: 'EdDSA', kid }, { ...genuine, chain_hash: genuine.chain_hash.toUpperCase() }, 5],
+        [{ alg: 'EdDSA', kid }, { ...genuine, signed_at: 'yesterday' }, 5],
+      ];
+      for (const [header, payload, seq] of refused) {
+        expect((await verifyText([...lines, signed(header, payload)].join('\n'))).failure).toEqual({ seq, reason: 'bad signature' });
+      }
     });
 
     it('refuses an unsigned tail (rows edited and re-chained after the last checkpoint, later checkpoints dropped) unless allowed, then counts it', async () => {

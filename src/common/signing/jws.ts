@@ -63,7 +63,8 @@ export type JwsCheck = { ok: true; kid: string; payload: unknown } | { ok: false
 /** The `kid` of the key of `jwks` under which `signature` signs `protectedHeader.payloadPart`, or null. */
 function verifiedKid(protectedHeader: string, payloadPart: string, signature: string, jwks: Jwks): string | null {
   const header = JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as { alg?: unknown; kid?: unknown };
-  if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') return null;
+  // Exactly the header control writes: no member (`crit`, `b64`, ...) that would change what the signature means.
+  if (header === null || typeof header !== 'object' || Object.keys(header).length !== 2 || header.alg !== 'EdDSA' || typeof header.kid !== 'string') return null;
   const jwk = jwks.keys.find((k) => k.kid === header.kid && k.kty === 'OKP' && k.crv === 'Ed25519');
   if (!jwk) return null;
   const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });
