@@ -17,22 +17,33 @@ import { describeVerification, VerifySummary } from 'src/modules/audit/audit-ver
 import { verifySnapshot } from 'src/modules/publication/snapshot-integrity';
 import { readFile } from 'node:fs/promises';
 
-const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | demo:seed [--workspace ws_id] | audit:checkpoint [ws_id] | audit:check <ws_id> | audit:verify FILE [--keys FILE_OR_URL] | snapshot:verify FILE [--keys FILE_OR_URL] | migration:run>';
+const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | demo:seed [--workspace ws_id] | audit:checkpoint [ws_id] | audit:check <ws_id> | audit:verify FILE [--keys FILE_OR_URL]... [--checkpoints FILE]... [--allow-unsigned-tail] | snapshot:verify FILE [--keys FILE_OR_URL]... | migration:run>';
 
 class CliError extends Error {}
 
 /**
- * The offline verifiers' `FILE [--keys FILE_OR_URL]`: the file and control's JWKS, by default from
+ * The offline verifiers' `FILE [--keys FILE_OR_URL]...` (and `audit:verify`'s own options): the
+ * file and control's public keys, every `--keys` JWKS together, by default the live set from
  * PUBLIC_URL. With `--keys` no configuration is read: verifying needs no database, secret or
- * signing key, and works on a machine that has only the file and the keys.
+ * signing key, and works on a machine that has only the files and the keys.
  */
-async function fileAndKeys(config: () => AppConfig, rest: string[]): Promise<{ file: string; keys: Jwks }> {
-  const { values, positionals } = parseArgs({ args: rest, options: { keys: { type: 'string' } }, allowPositionals: true, strict: true });
+async function fileAndKeys(rest: string[], auditOptions = false) {
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: {
+      keys: { type: 'string', multiple: true },
+      ...(auditOptions ? { checkpoints: { type: 'string', multiple: true }, 'allow-unsigned-tail': { type: 'boolean' } } : {}),
+    },
+    allowPositionals: true,
+    strict: true,
+  });
   if (positionals.length !== 1) throw new CliError(USAGE);
-  const keys = await loadKeys(values.keys ?? `${config().publicUrl}/.well-known/control-signing-keys.json`).catch((error: Error) => {
+  const sources = values.keys ?? [`${loadConfig().publicUrl}/.well-known/control-signing-keys.json`];
+  const sets = await Promise.all(sources.map((source) => loadKeys(source))).catch((error: Error) => {
     throw new CliError(error.message);
   });
-  return { file: positionals[0], keys };
+  const keys: Jwks = { keys: sets.flatMap((set) => set.keys) };
+  return { file: positionals[0], keys, checkpoints: values.checkpoints as string[] | undefined, allowUnsignedTail: values['allow-unsigned-tail'] === true };
 }
 
 /** Runs `work` against the application's modules (no HTTP listener, no jobs). */
@@ -64,14 +75,14 @@ function verdict(summary: VerifySummary): string {
 async function verifyOffline(command: 'audit:verify' | 'snapshot:verify', rest: string[]): Promise<string> {
   switch (command) {
     case 'audit:verify': {
-      const { file, keys } = await fileAndKeys(loadConfig, rest);
-      const summary = await verifyExportFile(file, keys).catch((error: Error) => {
+      const { file, keys, checkpoints, allowUnsignedTail } = await fileAndKeys(rest, true);
+      const summary = await verifyExportFile(file, keys, { keptCheckpoints: checkpoints, allowUnsignedTail }).catch((error: Error) => {
         throw new CliError(error.message);
       });
       return verdict(summary);
     }
     case 'snapshot:verify': {
-      const { file, keys } = await fileAndKeys(loadConfig, rest);
+      const { file, keys } = await fileAndKeys(rest);
       let snapshot: { workspace_id?: unknown; version?: unknown };
       try {
         snapshot = JSON.parse(await readFile(file, 'utf8'));

@@ -1,5 +1,5 @@
-import { createHash, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson } from 'src/common/crypto/crypto';
@@ -7,6 +7,7 @@ import { Jwks, publicJwk, signCompactJws, verifyCompactJws } from 'src/common/si
 import { inTransaction } from 'src/database/transaction';
 import { GENESIS_HASH, linkHash, StoredAuditRow, toChainedRow } from 'src/modules/audit/audit-chain';
 import { verifyExportFile } from 'src/modules/audit/audit-export-file';
+import { describeVerification } from 'src/modules/audit/audit-verifier';
 import { AuditCheckpointJob } from 'src/modules/audit/audit-checkpoint.job';
 import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
 import { AuditService } from 'src/modules/audit/audit.service';
@@ -26,8 +27,9 @@ describe('tamper-evident audit trail', () => {
   let owner: Operator;
   let jwks: Jwks;
   const dir = mkdtempSync(join(tmpdir(), 'audit-trail-'));
+  const anchor = join(dir, 'anchor.ndjson');
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ AUDIT_ANCHOR_FILE: anchor });
     owner = await t.signIn('trail-owner');
     jwks = (await t.http().get('/.well-known/control-signing-keys.json').expect(200)).body;
   });
@@ -214,6 +216,29 @@ describe('tamper-evident audit trail', () => {
     });
   });
 
+  describe('the actor e-mail from the identity provider', () => {
+    const refused = async (sub: string, email: string) =>
+      t.http().get('/api/v1/me').set(bearer({ token: await t.issuer.token({ sub, email }) })).expect(401, { detail: 'session not accepted' });
+
+    it('refuses, as 401 like any bad token, an e-mail with a lone surrogate or a NUL, writing nothing; the trail verifies afterwards', async () => {
+      for (const email of ['lone\ud800@example.com', 'nul\u0000@example.com']) {
+        const sub = `bad-email-${Math.random().toString(36).slice(2)}`;
+        await refused(sub, email);
+        expect(await t.db.query(`SELECT id FROM users WHERE subject = $1`, [sub])).toEqual([]);
+      }
+      // A known user whose e-mail turns bad is refused too: the stored one, and its chained copies, stay as they were.
+      const op = await t.signIn();
+      const sub = (await t.db.query(`SELECT subject FROM users WHERE id = $1`, [op.userId]))[0].subject as string;
+      for (const email of ['lone\udc00@example.com', 'nul\u0000@example.com']) await refused(sub, email);
+      expect(await t.db.query(`SELECT email FROM users WHERE id = $1`, [op.userId])).toEqual([{ email: op.email }]);
+      await t.http().post(`/api/v1/workspaces/${op.workspaceId}/keys`).set(bearer(op)).send({ agent_id: 'after' }).expect(201);
+      const file = join(dir, `email-${op.workspaceId}.ndjson`);
+      writeFileSync(file, (await exportOf(op).expect(200)).body);
+      expect(await verifyExportFile(file, jwks)).toMatchObject({ ok: true, rows: 2, signedThrough: 2 });
+      expect(await trail().check(op.workspaceId)).toMatchObject({ ok: true, rows: 2 });
+    });
+  });
+
   describe('tampering', () => {
     /** A workspace with rows 1..6 and a checkpoint at 6, tampered with in the database, then exported, verified and checked. */
     const caught = async (tamper: (ws: string) => Promise<unknown>) => {
@@ -286,6 +311,155 @@ describe('tamper-evident audit trail', () => {
         await relink(ws);
       };
       expect(await caught(rechain)).toEqual(both(6, 'modified'));
+    });
+
+    /** An export of a fresh workspace with rows 1..5, a stored checkpoint at `checkpointAt` and the export's fresh one at 5, as lines. */
+    const exportedLines = async (checkpointAt = 5) => {
+      const op = await t.signIn();
+      await record(op.workspaceId, checkpointAt - 1);
+      await trail().checkpoint(op.workspaceId);
+      await record(op.workspaceId, 5 - checkpointAt);
+      const body: string = (await exportOf(op).expect(200)).body;
+      return { op, lines: body.trim().split('\n') };
+    };
+    const verifyText = async (text: string, options: Parameters<typeof verifyExportFile>[2] = {}) => {
+      const file = join(dir, `edited-${Math.random().toString(36).slice(2)}.ndjson`);
+      writeFileSync(file, text);
+      return verifyExportFile(file, jwks, options);
+    };
+    /** Rows re-chained from `prev` as a forger would, each line's hash over its own (possibly retyped) members. */
+    const rechained = (rows: Record<string, unknown>[], prev: string) =>
+      rows.map((row) => {
+        const { prev_hash: _p, chain_hash: _c, ...fields } = row;
+        const chain_hash = linkHash(prev, fields as never);
+        const line = JSON.stringify({ ...fields, prev_hash: prev, chain_hash });
+        prev = chain_hash;
+        return line;
+      });
+
+    it('refuses a fully forged export that keeps the genuine checkpoints: seq as a string or a fraction, re-chained, is modified', async () => {
+      const { lines } = await exportedLines();
+      const rows = lines.slice(0, 5).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const checkpoints = lines.slice(5);
+      expect(checkpoints).toHaveLength(2);
+      const forge = (seqOf: (i: number) => unknown) =>
+        [...rechained(rows.map((r, i) => ({ ...r, seq: seqOf(i), target: 'forged', detail: { reason: 'nothing happened' } })), GENESIS_HASH), ...checkpoints].join('\n');
+      // "1" + 1 is "11": each forged row meets the seq the old verifier expected, and no row ever met a checkpoint.
+      expect((await verifyText(forge((i) => '1'.repeat(i + 1)))).failure).toEqual({ seq: 1, reason: 'modified' });
+      expect((await verifyText(forge((i) => i + 1.5))).failure).toEqual({ seq: 1, reason: 'modified' });
+    });
+
+    it('refuses a row with a member missing, extra or of another type, and a checkpoint line with more than its checkpoint', async () => {
+      const { lines } = await exportedLines();
+      const row3 = JSON.parse(lines[2]) as Record<string, unknown>;
+      const withRow3 = (edited: Record<string, unknown>) => [lines[0], lines[1], JSON.stringify(edited), ...lines.slice(3)].join('\n');
+      const { event_id: _dropped, ...missing } = row3;
+      const edits: Record<string, unknown>[] = [
+        missing,
+        { ...row3, note: 'extra' },
+        { ...row3, seq: '3' },
+        { ...row3, chain_hash: (row3.chain_hash as string).toUpperCase() },
+        { ...row3, actor: { user_id: null } },
+        { ...row3, detail: { reason: 1.5 } },
+        { ...row3, detail: { reason: { nested: true } } },
+        { ...row3, target: 'a\ud800b' },
+        { ...row3, occurred_at: '2026-01-01T00:00:00Z' },
+      ];
+      for (const edited of edits) expect((await verifyText(withRow3(edited))).failure).toEqual({ seq: 3, reason: 'modified' });
+      const fresh = JSON.parse(lines[6]) as { checkpoint: string };
+      expect((await verifyText([...lines.slice(0, 6), JSON.stringify({ ...fresh, note: 'extra' })].join('\n'))).failure).toEqual({ seq: 0, reason: 'bad signature' });
+      expect((await verifyText(lines.join('\n'))).failure).toBeNull();
+    });
+
+    it('refuses a checkpoint signed by the genuine key whose header or payload is not exactly as documented', async () => {
+      const { op, lines } = await exportedLines();
+      const [{ private_key_pem: pem }] = await t.db.query(`SELECT private_key_pem FROM control_signing_keys`);
+      const key = createPrivateKey(pem as string);
+      const kid = jwks.keys[0].kid;
+      const signed = (header: object, payload: object) => {
+        const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+        return JSON.stringify({ checkpoint: `${input}.${sign(null, Buffer.from(input), key).toString('base64url')}` });
+      };
+      const rows = lines.slice(0, 5).map((l) => JSON.parse(l) as { chain_hash: string });
+      const genuine = { workspace_id: op.workspaceId, seq: 5, chain_hash: rows[4].chain_hash, signed_at: new Date().toISOString() };
+      expect((await verifyText([...lines, signed({ alg: 'EdDSA', kid }, genuine)].join('\n'))).failure).toBeNull();
+      const refused: [object, object, number][] = [
+        [{ alg: 'EdDSA', kid, crit: ['b64'] }, genuine, 5],
+        [{ alg: 'EdDSA', kid }, { ...genuine, note: 'extra' }, 5],
+        [{ alg: 'EdDSA', kid }, { ...genuine, seq: '5' }, 0],
+        [{ alg: 'EdDSA', kid }, { ...genuine, seq: 4.5 }, 0],
+        [{ alg: 'EdDSA', kid }, { ...genuine, chain_hash: genuine.chain_hash.toUpperCase() }, 5],
+        [{ alg: 'EdDSA', kid }, { ...genuine, signed_at: 'yesterday' }, 5],
+      ];
+      for (const [header, payload, seq] of refused) {
+        expect((await verifyText([...lines, signed(header, payload)].join('\n'))).failure).toEqual({ seq, reason: 'bad signature' });
+      }
+    });
+
+    it('refuses an unsigned tail (rows edited and re-chained after the last checkpoint, later checkpoints dropped) unless allowed, then counts it', async () => {
+      const { op, lines } = await exportedLines(3);
+      expect(lines).toHaveLength(7);
+      const rows = lines.slice(0, 5).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const tail = rechained([{ ...rows[3], target: 'forged' }, rows[4]], rows[2].chain_hash as string);
+      const truncated = [...lines.slice(0, 3), ...tail, lines[5]].join('\n');
+      expect((await verifyText(truncated)).failure).toEqual({ seq: 4, reason: 'unsigned tail' });
+      const allowed = await verifyText(truncated, { allowUnsignedTail: true });
+      expect(allowed).toMatchObject({ ok: true, signedThrough: 3, unvouched: 2 });
+      expect(describeVerification(allowed)).toBe(
+        `audit trail verified: workspace ${op.workspaceId}, 5 rows (seq 1..5), 1 checkpoints, signed through seq 3, 2 rows unvouched (seq 4..5: no checkpoint covers them)`,
+      );
+      // A file with no checkpoint at all is unvouched from its first row.
+      expect((await verifyText(lines.slice(0, 5).join('\n'))).failure).toEqual({ seq: 1, reason: 'unsigned tail' });
+    });
+
+    describe('by someone who can write the database, with the genuine key signing afterwards', () => {
+      /** Rows 1..5 checkpointed at 5, and the export an auditor kept then; `rewrite` then works on the database and the checkpoint job signs its head. */
+      const rewritten = async (rewrite: (ws: string) => Promise<unknown>) => {
+        const op = await t.signIn();
+        await record(op.workspaceId, 4);
+        await t.app.get(AuditCheckpointJob).tick();
+        const earlier = join(dir, `earlier-${op.workspaceId}.ndjson`);
+        writeFileSync(earlier, (await exportOf(op).expect(200)).body);
+        await rewrite(op.workspaceId);
+        await t.db.query(`DELETE FROM audit_checkpoints WHERE workspace_id = $1`, [op.workspaceId]);
+        await t.app.get(AuditCheckpointJob).tick();
+        const later = join(dir, `later-${op.workspaceId}.ndjson`);
+        writeFileSync(later, (await exportOf(op).expect(200)).body);
+        return {
+          alone: (await verifyExportFile(later, jwks)).failure,
+          withEarlierExport: (await verifyExportFile(later, jwks, { keptCheckpoints: [earlier] })).failure,
+          withAnchor: (await verifyExportFile(later, jwks, { keptCheckpoints: [anchor] })).failure,
+          checked: (await trail().check(op.workspaceId))!.failure,
+        };
+      };
+
+      it('re-chained after an edit: verifies for one who holds nothing, modified for one holding an earlier export or the anchor file', async () => {
+        const rechain = async (ws: string) => {
+          await t.db.query(`UPDATE audit_events SET detail = '{"reason": "nothing happened"}' WHERE workspace_id = $1 AND seq = 2`, [ws]);
+          await t.db.query(`UPDATE audit_chain_heads SET chain_hash = $2 WHERE workspace_id = $1`, [ws, await relink(ws)]);
+        };
+        expect(await rewritten(rechain)).toEqual({ alone: null, withEarlierExport: { seq: 5, reason: 'modified' }, withAnchor: { seq: 5, reason: 'modified' }, checked: null });
+      });
+
+      it('rewound (rows deleted, head moved back): truncated before the kept checkpoint', async () => {
+        const rewind = async (ws: string) => {
+          await t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq > 3`, [ws]);
+          await t.db.query(`UPDATE audit_chain_heads h SET seq = 3, chain_hash = a.chain_hash FROM audit_events a WHERE a.workspace_id = h.workspace_id AND a.seq = 3 AND h.workspace_id = $1`, [ws]);
+        };
+        const truncated = { seq: 4, reason: 'truncated before checkpoint' };
+        expect(await rewritten(rewind)).toEqual({ alone: null, withEarlierExport: truncated, withAnchor: truncated, checked: null });
+      });
+
+      it('anchors every checkpoint it keeps, of every workspace, as checkpoint lines', async () => {
+        const lines = linesOf(readFileSync(anchor, 'utf8'));
+        expect(lines.length).toBeGreaterThan(2);
+        for (const line of lines) expect(Object.keys(line)).toEqual(['checkpoint']);
+        // Every genuine one (a test above replaced one with a foreign signature in the database).
+        const kept: { jws: string }[] = (await t.db.query(`SELECT jws FROM audit_checkpoints`)).filter((c: { jws: string }) => verifyCompactJws(c.jws, jwks).ok);
+        expect(kept.length).toBeGreaterThan(2);
+        const anchored = new Set(lines.map((l) => l.checkpoint));
+        for (const { jws } of kept) expect(anchored.has(jws)).toBe(true);
+      });
     });
 
     it('catches edits of the export file itself: lines swapped, a row dropped, a checkpoint forged', async () => {

@@ -131,6 +131,21 @@ describe('operations CLI', () => {
     expect(verified).toMatchObject({ code: 0, stdout: `audit trail verified: workspace ${op.workspaceId}, 2 rows (seq 1..2), 2 checkpoints, signed through seq 2\n` });
     expect(checked).toMatchObject({ code: 0, stdout: `audit trail verified: workspace ${op.workspaceId}, 2 rows (seq 1..2), 1 checkpoints, signed through seq 2\n` });
 
+    // The rows without their checkpoints: an unsigned tail, refused unless allowed; vouched for again by checkpoints kept from the whole export.
+    const rowsOnly = join(dir, 'rows-only.ndjson');
+    writeFileSync(rowsOnly, (exported.body as string).split('\n').filter((l) => !l.includes('"checkpoint"')).join('\n'));
+    const [unsigned, allowed, kept] = await Promise.all([
+      cli(['audit:verify', rowsOnly, '--keys', keys], OFFLINE),
+      cli(['audit:verify', rowsOnly, '--keys', keys, '--allow-unsigned-tail'], OFFLINE),
+      cli(['audit:verify', rowsOnly, '--keys', keys, '--keys', keys, '--checkpoints', file], OFFLINE),
+    ]);
+    expect(unsigned).toMatchObject({ code: 1, stdout: '', stderr: 'audit trail broken at seq 1: unsigned tail\n' });
+    expect(allowed).toMatchObject({
+      code: 0,
+      stdout: `audit trail verified: workspace ${op.workspaceId}, 2 rows (seq 1..2), 0 checkpoints, no checkpoint inside the range, 2 rows unvouched (seq 1..2: no checkpoint covers them)\n`,
+    });
+    expect(kept).toMatchObject({ code: 0, stdout: `audit trail verified: workspace ${op.workspaceId}, 2 rows (seq 1..2), 0 checkpoints (+2 kept), signed through seq 2\n` });
+
     await t.db.query(`UPDATE audit_events SET target = 'someone else' WHERE workspace_id = $1 AND seq = 1`, [op.workspaceId]);
     const lines = (exported.body as string).split('\n');
     writeFileSync(file, [JSON.stringify({ ...JSON.parse(lines[0]), target: 'someone else' }), ...lines.slice(1)].join('\n'));
@@ -138,7 +153,7 @@ describe('operations CLI', () => {
     expect(badFile).toMatchObject({ code: 1, stdout: '', stderr: 'audit trail broken at seq 1: modified\n' });
     expect(badDb).toMatchObject({ code: 1, stdout: '', stderr: 'audit trail broken at seq 1: modified\n' });
     rmSync(dir, { recursive: true, force: true });
-  }, 180_000);
+  }, 300_000);
 
   it('verifies a saved snapshot offline against the JWKS, exiting 1 with the reason for an altered one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cli-snapshot-'));

@@ -139,5 +139,14 @@ describe('configuration', () => {
         'invalid configuration: CONTROL_SIGNING_KEY_PREVIOUS: set only beside CONTROL_SIGNING_KEY (the key rotated to)',
       );
     });
+
+    it('accepts a next key only beside a current one, and checks it like the others', () => {
+      const [current, next] = [pem(), pem()];
+      expect(loadConfig({ CONTROL_SIGNING_KEY: current, CONTROL_SIGNING_KEY_NEXT: next })).toMatchObject({ controlSigningKey: current, controlSigningKeyNext: next });
+      expect(() => loadConfig({ CONTROL_SIGNING_KEY_NEXT: next })).toThrow('invalid configuration: CONTROL_SIGNING_KEY_NEXT: set only beside CONTROL_SIGNING_KEY (the key that still signs)');
+      expect(() => loadConfig({ CONTROL_SIGNING_KEY: current, CONTROL_SIGNING_KEY_NEXT: 'not a key' })).toThrow(
+        'invalid configuration: CONTROL_SIGNING_KEY_NEXT: must be an Ed25519 private key in PKCS#8 PEM',
+      );
+    });
   });
 });

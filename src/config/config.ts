@@ -44,6 +44,8 @@ class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt() @Min(65_536) @Max(1_073_741_824) STREAM_BATCH_MAX_BYTES?: number;
   @IsOptional() @IsString() CONTROL_SIGNING_KEY?: string;
   @IsOptional() @IsString() CONTROL_SIGNING_KEY_PREVIOUS?: string;
+  @IsOptional() @IsString() CONTROL_SIGNING_KEY_NEXT?: string;
+  @IsOptional() @IsString() @MinLength(1) AUDIT_ANCHOR_FILE?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(36500) KEY_IDLE_DAYS?: number;
   @IsOptional() @IsString() NODE_ENV?: string;
 }
@@ -89,6 +91,10 @@ export interface AppConfig {
   controlSigningKey: string | undefined;
   /** The key rotated from: its signatures still verify and it stays in the published JWKS; never signs. */
   controlSigningKeyPrevious: string | undefined;
+  /** The key about to be rotated to: published in the JWKS (and its cursors accepted) before any replica signs with it; never signs. */
+  controlSigningKeyNext: string | undefined;
+  /** A file each audit checkpoint is appended to before it is kept (an anchor the database writer cannot rewrite); unset = none. */
+  auditAnchorFile: string | undefined;
   /** Days without a usage event after which a key reads `idle: true`. */
   keyIdleDays: number;
 }
@@ -163,6 +169,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (previousSigningKey && !signingKey) {
     throw new ConfigError('invalid configuration: CONTROL_SIGNING_KEY_PREVIOUS: set only beside CONTROL_SIGNING_KEY (the key rotated to)');
   }
+  const nextSigningKey = signingKeyVariable('CONTROL_SIGNING_KEY_NEXT', vars.CONTROL_SIGNING_KEY_NEXT);
+  if (nextSigningKey && !signingKey) {
+    throw new ConfigError('invalid configuration: CONTROL_SIGNING_KEY_NEXT: set only beside CONTROL_SIGNING_KEY (the key that still signs)');
+  }
   const port = vars.PORT ?? 3000;
   const gatewayUrl = trimSlash(vars.GATEWAY_URL ?? 'http://127.0.0.1:8080');
   const webUrl = trimSlash(vars.WEB_URL ?? 'http://localhost:5173');
@@ -198,6 +208,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     streamBatchMaxBytes: vars.STREAM_BATCH_MAX_BYTES ?? DEFAULT_STREAM_BATCH_MAX_BYTES,
     controlSigningKey: signingKey,
     controlSigningKeyPrevious: previousSigningKey,
+    controlSigningKeyNext: nextSigningKey,
+    auditAnchorFile: vars.AUDIT_ANCHOR_FILE,
     keyIdleDays: vars.KEY_IDLE_DAYS ?? 90,
   };
 }

@@ -10,6 +10,7 @@ import { AuditEvent } from 'src/modules/audit/entities/audit-event.entity';
 import { AuditChainHead } from 'src/modules/audit/entities/audit-chain-head.entity';
 import { AuditCheckpoint } from 'src/modules/audit/entities/audit-checkpoint.entity';
 import { ControlSigningKey } from 'src/common/signing/control-signing-key.entity';
+import { ControlSigningPublicKey } from 'src/common/signing/control-signing-public-key.entity';
 import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
 import { VirtualKeyRemoval } from 'src/modules/keys/entities/virtual-key-removal.entity';
 import { VirtualKeyUsage } from 'src/modules/keys/entities/virtual-key-usage.entity';
@@ -59,6 +60,7 @@ export const ENTITIES = [
   AuditChainHead,
   AuditCheckpoint,
   ControlSigningKey,
+  ControlSigningPublicKey,
   VirtualKey,
   VirtualKeyRemoval,
   VirtualKeyUsage,

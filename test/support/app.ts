@@ -64,10 +64,11 @@ export const SERVICE_SECRET = 'test-service-secret-0123456789abcdef';
 
 /**
  * The whole application on its own fresh database and Redis prefix, with a local identity issuer.
- * `env` overrides configuration (as the process environment would).
+ * `env` overrides configuration (as the process environment would). With `databaseUrl` it runs on
+ * another app's database instead (a second replica), which it leaves in place when closed.
  */
-export async function startTestApp(env: Record<string, string | undefined> = {}, options: { jobs?: boolean } = {}): Promise<TestApp> {
-  const database = await createSuiteDatabase();
+export async function startTestApp(env: Record<string, string | undefined> = {}, options: { jobs?: boolean; databaseUrl?: string } = {}): Promise<TestApp> {
+  const database = options.databaseUrl ? { url: options.databaseUrl, drop: () => Promise.resolve() } : await createSuiteDatabase();
   const issuer = await IdentityIssuer.start();
   const config = loadConfig({
     DATABASE_URL: database.url,

@@ -39,7 +39,7 @@ describe('route access declarations', () => {
       if (path.startsWith('/api/v1/workspaces/:ws')) expect(declared).toMatch(/^workspace:/);
       else if (path.startsWith('/api/v1/')) expect(declared).toMatch(/^(session|workspace:)/);
       else if (path.startsWith('/internal/')) expect(declared).toBe('internal');
-      else expect(['/healthz', '/readyz', '/.well-known/control-signing-keys.json', '/dev-identity/.well-known/jwks.json', '/oauth/callback']).toContain(path);
+      else expect(['/healthz', '/readyz', '/.well-known/control-signing-keys.json', '/.well-known/control-signing-keys-retired.json', '/dev-identity/.well-known/jwks.json', '/oauth/callback']).toContain(path);
     }
   });
 

@@ -18,6 +18,14 @@ describe('session rules', () => {
     expect(sessionIdentity(header, { ...payload, iat: '1' as unknown as number }, issuer, [])).toBeNull();
   });
 
+  it('refuses a sub or an e-mail that cannot be stored or hashed losslessly (a NUL, a lone surrogate)', () => {
+    for (const bad of ['a\u0000b@example.com', 'a\ud800b@example.com', 'a\udc00@example.com']) {
+      expect(sessionIdentity(header, { ...payload, email: bad }, issuer, [])).toBeNull();
+      expect(sessionIdentity(header, { ...payload, sub: bad }, issuer, [])).toBeNull();
+    }
+    expect(sessionIdentity(header, { ...payload, email: 'a\ud83d\ude00@example.com' }, issuer, [])).toMatchObject({ email: 'a\ud83d\ude00@example.com' });
+  });
+
   it('requires azp in the allow-list only when one is configured', () => {
     expect(sessionIdentity(header, payload, issuer, ['cli'])).toBeNull();
     expect(sessionIdentity(header, { ...payload, azp: 'web' }, issuer, ['cli'])).toBeNull();

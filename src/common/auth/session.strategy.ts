@@ -6,6 +6,7 @@ import { bearerOf } from 'src/common/auth/bearer';
 import { IssuerKeys } from 'src/common/auth/issuer-keys';
 import { registerStrategy, unregisterStrategy } from 'src/common/auth/passport-registry';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { isStorableText } from 'src/common/http/text';
 
 /** Who a verified session names: the (issuer, sub) pair a user row is keyed by, and the e-mail to refresh. */
 export interface Identity {
@@ -31,10 +32,14 @@ export const SESSION_CLOCK_LEEWAY_S = 30;
 /**
  * The rules a session token must meet beyond its RS256 signature, exact `iss` and `exp` with the
  * leeway (checked by jsonwebtoken): a `kid` header, `exp` and a non-empty `sub` present, a
- * numeric `iat` when there is one, and `azp` in the allow-list when one is configured.
+ * numeric `iat` when there is one, and `azp` in the allow-list when one is configured. The claims
+ * control keeps (`sub`, `email`: the user row, every audit row's actor) must be text PostgreSQL
+ * stores and a hash takes losslessly (no NUL, no lone surrogate), like any client input: a token
+ * carrying other text is refused like any bad token, never stored altered.
  */
 export function sessionIdentity(header: JwtHeader, payload: JwtPayload, issuer: string, authorizedParties: readonly string[]): Identity | null {
-  if (typeof header.kid !== 'string' || typeof payload.exp !== 'number' || typeof payload.sub !== 'string' || payload.sub.length === 0) return null;
+  if (typeof header.kid !== 'string' || typeof payload.exp !== 'number' || typeof payload.sub !== 'string' || payload.sub.length === 0 || !isStorableText(payload.sub)) return null;
+  if (typeof payload.email === 'string' && !isStorableText(payload.email)) return null;
   if (payload.iat !== undefined && typeof payload.iat !== 'number') return null;
   if (authorizedParties.length > 0 && (typeof payload.azp !== 'string' || !authorizedParties.includes(payload.azp))) return null;
   return { issuer, subject: payload.sub, email: typeof payload.email === 'string' ? payload.email : null };

@@ -25,12 +25,31 @@ export function ed25519PrivateKey(pem: string): KeyObject {
   return key;
 }
 
+/** The RFC 7638 thumbprint of an Ed25519 public key: SHA-256 over the required members in lexicographic order, no whitespace. */
+export function thumbprint(x: string): string {
+  return b64url(createHash('sha256').update(canonicalJson({ crv: 'Ed25519', kty: 'OKP', x })).digest());
+}
+
 /** The public JWK of an Ed25519 key (private or public), with its RFC 7638 thumbprint as `kid`. */
 export function publicJwk(key: KeyObject): Ed25519Jwk {
   const { x } = createPublicKey(key).export({ format: 'jwk' }) as { x: string };
-  // RFC 7638: SHA-256 over the required members in lexicographic order, no whitespace.
-  const kid = b64url(createHash('sha256').update(canonicalJson({ crv: 'Ed25519', kty: 'OKP', x })).digest());
-  return { kty: 'OKP', crv: 'Ed25519', x, kid, alg: 'EdDSA', use: 'sig' };
+  return { kty: 'OKP', crv: 'Ed25519', x, kid: thumbprint(x), alg: 'EdDSA', use: 'sig' };
+}
+
+/** A JWK exactly as control publishes one: the six members, an Ed25519 `x` of 32 bytes, `kid` its thumbprint. */
+export function isEd25519Jwk(value: unknown): value is Ed25519Jwk {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const jwk = value as Record<string, unknown>;
+  return (
+    Object.keys(jwk).sort().join(',') === 'alg,crv,kid,kty,use,x' &&
+    jwk.kty === 'OKP' &&
+    jwk.crv === 'Ed25519' &&
+    jwk.alg === 'EdDSA' &&
+    jwk.use === 'sig' &&
+    typeof jwk.x === 'string' &&
+    /^[A-Za-z0-9_-]{43}$/.test(jwk.x) &&
+    jwk.kid === thumbprint(jwk.x)
+  );
 }
 
 /** Compact JWS (RFC 7515), EdDSA, header `{alg, kid}`, payload the canonical JSON of `payload`. */
@@ -44,7 +63,8 @@ export type JwsCheck = { ok: true; kid: string; payload: unknown } | { ok: false
 /** The `kid` of the key of `jwks` under which `signature` signs `protectedHeader.payloadPart`, or null. */
 function verifiedKid(protectedHeader: string, payloadPart: string, signature: string, jwks: Jwks): string | null {
   const header = JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as { alg?: unknown; kid?: unknown };
-  if (header.alg !== 'EdDSA' || typeof header.kid !== 'string') return null;
+  // Exactly the header control writes: no member (`crit`, `b64`, ...) that would change what the signature means.
+  if (header === null || typeof header !== 'object' || Object.keys(header).length !== 2 || header.alg !== 'EdDSA' || typeof header.kid !== 'string') return null;
   const jwk = jwks.keys.find((k) => k.kid === header.kid && k.kty === 'OKP' && k.crv === 'Ed25519');
   if (!jwk) return null;
   const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });

@@ -18,12 +18,27 @@ const JWKS_SCHEMA = closedObject({
 export class SigningKeysController {
   constructor(private readonly signing: ControlSigning) {}
 
-  /** Control's public signing keys (current, then previous) for checking audit checkpoints offline. */
+  /**
+   * Control's live public signing keys (current, then previous and next during a rotation): what
+   * verifies new signatures (snapshots a gateway applies, fresh audit checkpoints).
+   */
   @Get('control-signing-keys.json')
   @Header('Cache-Control', `public, max-age=${SIGNING_KEYS_MAX_AGE_S}`)
   @Returns(JWKS_SCHEMA)
   @Public()
   keys() {
     return this.signing.jwks();
+  }
+
+  /**
+   * Every key control signed with before and no longer publishes as live: for verifying old
+   * signatures only (audit checkpoints, archived snapshots), never for accepting a new snapshot.
+   */
+  @Get('control-signing-keys-retired.json')
+  @Header('Cache-Control', `public, max-age=${SIGNING_KEYS_MAX_AGE_S}`)
+  @Returns(JWKS_SCHEMA)
+  @Public()
+  retiredKeys() {
+    return this.signing.retiredJwks();
   }
 }

@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { appendFile } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { canonicalJson } from 'src/common/crypto/crypto';
 import { namedQuery } from 'src/database/named-query';
 import { ControlSigning } from 'src/common/signing/control-signing.service';
@@ -26,9 +28,15 @@ export class AuditTrailService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly signing: ControlSigning,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Signs and keeps a checkpoint of the chain head of every workspace (or the one given) that grew since its last checkpoint. */
+  /**
+   * Signs and keeps a checkpoint of the chain head of every workspace (or the one given) that grew
+   * since its last checkpoint. With AUDIT_ANCHOR_FILE each one is appended there first: a checkpoint
+   * that cannot be anchored is not kept either (the pass fails and the next one retries), so every
+   * kept checkpoint is also where the database writer cannot rewrite it (docs/audit.md, "Threat model").
+   */
   async checkpoint(workspaceId?: string): Promise<CheckpointPayload[] | null> {
     if (workspaceId !== undefined && !(await this.workspaceExists(workspaceId))) return null;
     const heads: { workspace_id: string; seq: string; chain_hash: string }[] = await this.dataSource.query(
@@ -41,10 +49,13 @@ export class AuditTrailService {
     const signed: CheckpointPayload[] = [];
     for (const head of heads) {
       const payload = this.payload(head.workspace_id, Number(head.seq), head.chain_hash);
+      const jws = this.signing.sign(payload);
+      // Another replica may anchor its own signature of the same head: both vouch for the same chain_hash.
+      if (this.config.auditAnchorFile) await appendFile(this.config.auditAnchorFile, `${canonicalJson({ checkpoint: jws })}\n`);
       // Replicas running the job together sign the same head: the first one kept wins.
       const kept: unknown[] = await this.dataSource.query(
         `INSERT INTO audit_checkpoints (workspace_id, seq, chain_hash, signed_at, jws) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING seq`,
-        [payload.workspace_id, payload.seq, payload.chain_hash, new Date(payload.signed_at), this.signing.sign(payload)],
+        [payload.workspace_id, payload.seq, payload.chain_hash, new Date(payload.signed_at), jws],
       );
       if (kept.length > 0) signed.push(payload);
     }
@@ -86,13 +97,17 @@ export class AuditTrailService {
     if (chunk) yield chunk;
     for await (const jws of this.checkpoints(workspaceId, from, checkpointsTo)) yield `${canonicalJson({ checkpoint: jws })}\n`;
     if (last) yield `${canonicalJson({ checkpoint: this.signing.sign(this.payload(workspaceId, last.seq, last.chain_hash)) })}\n`;
+    // Stored checkpoints may be signed by keys retired since: the current key vouches for them.
+    const retired = this.signing.retiredJwks();
+    if (retired.keys.length > 0) yield `${canonicalJson({ retired_keys: this.signing.sign(retired) })}\n`;
   }
 
   /** Recomputes the workspace's chain in the database against its checkpoints and its head: the first broken link. */
   async check(workspaceId: string): Promise<VerifySummary | null> {
     const [head]: { seq: string }[] = await this.dataSource.query(`SELECT seq FROM audit_chain_heads WHERE workspace_id = $1`, [workspaceId]);
     if (!head && !(await this.workspaceExists(workspaceId))) return null;
-    const verifier = new ChainVerifier(this.signing.jwks());
+    // The database's tail grows between checkpoints (the job signs it within a minute): allowed here, and counted.
+    const verifier = new ChainVerifier(this.signing.historyJwks(), { workspaceId, allowUnsignedTail: true });
     for await (const jws of this.checkpoints(workspaceId, 1, Number.MAX_SAFE_INTEGER)) verifier.checkpoint(jws);
     for await (const row of this.rows(workspaceId, 1, Number.MAX_SAFE_INTEGER)) verifier.row(row);
     return verifier.finish(Number(head?.seq ?? 0));

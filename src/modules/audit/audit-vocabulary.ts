@@ -1,4 +1,5 @@
 import { closedObject, Schema } from 'src/common/http/document-schema';
+import { isStorableText } from 'src/common/http/text';
 
 /** The closed audit action vocabulary (core spec section 6, CONTRACT.md 2.2). */
 export const AUDIT_ACTIONS = [
@@ -60,7 +61,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 export type AuditDetailValue = string | boolean | number | string[];
 
 function sanitizeValue(value: unknown): AuditDetailValue | undefined {
-  if (typeof value === 'string') return value.length <= MAX_STRING ? value : undefined;
+  if (typeof value === 'string') return value.length <= MAX_STRING && isStorableText(value) ? value : undefined;
   if (typeof value === 'boolean') return value;
   if (typeof value === 'number') {
     return Number.isSafeInteger(value) ? value : undefined;
@@ -69,7 +70,7 @@ function sanitizeValue(value: unknown): AuditDetailValue | undefined {
     return value >= INT64_MIN && value <= INT64_MAX && Number.isSafeInteger(Number(value)) ? Number(value) : undefined;
   }
   if (Array.isArray(value)) {
-    if (value.length > MAX_LIST || !value.every((v) => typeof v === 'string' && v.length <= MAX_STRING)) return undefined;
+    if (value.length > MAX_LIST || !value.every((v) => typeof v === 'string' && v.length <= MAX_STRING && isStorableText(v))) return undefined;
     return value as string[];
   }
   return undefined;
@@ -77,7 +78,8 @@ function sanitizeValue(value: unknown): AuditDetailValue | undefined {
 
 /**
  * Keeps only the allowed keys with allowed values: strings up to 256 characters, booleans,
- * int64 numbers, lists of at most 16 such strings; at most 16 keys. Everything else is dropped.
+ * int64 numbers, lists of at most 16 such strings; at most 16 keys. Everything else is dropped,
+ * text that would not hash losslessly (a NUL, a lone surrogate) included.
  */
 export function sanitizeAuditDetail(detail: Record<string, unknown> | undefined): Record<string, AuditDetailValue> {
   const out: Record<string, AuditDetailValue> = {};

@@ -4,6 +4,7 @@ import { OperatorContext } from 'src/common/access/context';
 import { newId } from 'src/common/ids/ids';
 import { assertConforms } from 'src/common/http/document-schema';
 import { queryError } from 'src/common/http/errors';
+import { isStorableText } from 'src/common/http/text';
 import { CursorValue, decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
@@ -74,13 +75,14 @@ export class AuditService {
    * knows (docs/audit.md). The only writer of `audit_events`.
    */
   async record(tx: Tx, entry: AuditEntry): Promise<void> {
-    const email = entry.actor?.email ?? null;
+    // Text too long, or that would not hash losslessly (checked at the edge and at sign-in already), is kept as null.
+    const keep = (text: string | null | undefined, max: number) => (typeof text === 'string' && text.length <= max && isStorableText(text) ? text : null);
     const row = {
       workspace_id: entry.workspaceId,
       event_id: newId('aud'),
-      actor: { user_id: entry.actor?.userId ?? null, email: email !== null && email.length <= MAX_AUDIT_EMAIL ? email : null },
+      actor: { user_id: entry.actor?.userId ?? null, email: keep(entry.actor?.email, MAX_AUDIT_EMAIL) },
       action: entry.action,
-      target: entry.target !== null && entry.target.length <= MAX_AUDIT_TARGET ? entry.target : null,
+      target: keep(entry.target, MAX_AUDIT_TARGET),
       detail: sanitizeAuditDetail(entry.detail),
     };
     const parts = canonicalParts(row);

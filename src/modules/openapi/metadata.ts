@@ -118,7 +118,8 @@ export default async () => {
             "controllers": [
                 [import("../../common/signing/signing-keys.controller"), {
                         "SigningKeysController": {
-                            "keys": { summary: "Control's public signing keys (current, then previous) for checking audit checkpoints offline.", type: Object }
+                            "keys": { summary: "Control's live public signing keys (current, then previous and next during a rotation): what\nverifies new signatures (snapshots a gateway applies, fresh audit checkpoints).", type: Object },
+                            "retiredKeys": { summary: "Every key control signed with before and no longer publishes as live: for verifying old\nsignatures only (audit checkpoints, archived snapshots), never for accepting a new snapshot.", type: Object }
                         }
                     }],
                 [import("../audit/audit.controller"), {

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Env } from 'src/common/access/context';
 import { formatTimeRequired } from 'src/common/time/time';
-import { Tx } from 'src/database/transaction';
+import { inTransaction, Tx } from 'src/database/transaction';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 import { MetricsService } from 'src/common/metrics/metrics.service';
@@ -245,6 +245,37 @@ export class PublicationService {
     } catch (error) {
       this.logger.warn({ msg: 'snapshot publication deferred', workspace_id: workspaceId, ...errorFields(error) });
       return false;
+    }
+  }
+
+  /**
+   * After a signing-key rotation: stages a new version of every workspace whose current document
+   * is signed by a key that is neither the current nor the next one (cause `signing.rotate`), so
+   * the document a gateway fetches is signed by a live key before the old one is retired
+   * (docs/runbook.md). Replicas may run it together: each workspace is re-checked under its row
+   * lock, where the first one's new version (not built yet, so unsigned) stops the others.
+   * Returns how many workspaces were staged.
+   */
+  async resignStale(pageSize = 100): Promise<number> {
+    const fresh = this.signing.freshKids();
+    // hand-written: the current version's signing kid of each workspace, keyset-paged (workspaces is read here for its counters, as everywhere in this service)
+    const stale = `SELECT w.id FROM workspaces w JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.snapshot_version
+                   WHERE w.id > $1 AND v.kid IS NOT NULL AND NOT (v.kid = ANY($3::text[]))`;
+    let staged = 0;
+    let after = '';
+    for (;;) {
+      const rows: { id: string }[] = await this.dataSource.query(`${stale} ORDER BY w.id LIMIT $2`, [after, pageSize, fresh]);
+      for (const { id } of rows) {
+        const restaged = await inTransaction(this.dataSource, async (tx) => {
+          const locked: unknown[] = await tx.manager.query(`${stale} AND w.id = $2 FOR UPDATE OF w`, ['', id, fresh]);
+          if (locked.length === 0) return false;
+          await this.stage(tx, id, 'signing.rotate');
+          return true;
+        });
+        if (restaged) staged++;
+      }
+      if (rows.length < pageSize) return staged;
+      after = rows[rows.length - 1].id;
     }
   }
 
