@@ -11,6 +11,7 @@ describe('configuration', () => {
       databaseUrl: undefined,
       pgliteDir: '.data/pglite',
       redisUrl: undefined,
+      redisClusterNodes: undefined,
       redisPrefix: 'ob',
       identityIssuer: undefined,
       jwksTtlSeconds: 600,
@@ -52,6 +53,8 @@ describe('configuration', () => {
     ['HTTP_PLATFORM', 'koa'],
     ['KEY_IDLE_DAYS', '0'],
     ['KEY_IDLE_DAYS', '1.5'],
+    ['REDIS_CLUSTER_NODES', '127.0.0.1:7000'],
+    ['REDIS_CLUSTER_NODES', 'redis://a:1,,redis://b:2'],
   ])('stops with one line naming %s for a bad value', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     try {
@@ -79,6 +82,13 @@ describe('configuration', () => {
     expect(loadConfig({ HTTP_PLATFORM: 'fastify' }).httpPlatform).toBe('fastify');
     expect(loadConfig({ HTTP_PLATFORM: 'express' }).httpPlatform).toBe('express');
     expect(() => loadConfig({ HTTP_PLATFORM: 'Express' })).toThrow(new ConfigError('invalid configuration: HTTP_PLATFORM: must be one of express, fastify'));
+  });
+
+  it('reads the seed nodes of a Redis Cluster, and refuses them beside REDIS_URL with one line naming both', () => {
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'redis://127.0.0.1:7000, redis://127.0.0.1:7001' })).toMatchObject({ redisUrl: undefined, redisClusterNodes: ['redis://127.0.0.1:7000', 'redis://127.0.0.1:7001'] });
+    expect(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: 'redis://127.0.0.1:7000' })).toThrow(
+      /^invalid configuration: REDIS_CLUSTER_NODES: set either REDIS_URL \(one Redis\) or REDIS_CLUSTER_NODES \(a Redis Cluster\), not both$/,
+    );
   });
 
   it('refuses a previous service secret without a current one', () => {
