@@ -196,6 +196,46 @@ describe('on a Redis Cluster', () => {
     expect((await eventually(() => t.http().get('/readyz').expect(200))).body.status).toBe('ok');
   });
 
+  // Last: it leaves the cluster one node short.
+  it('recovers from a crashed master once its replica is promoted: the consumer and the hot path follow the slot', async () => {
+    const ws = owner.workspaceId;
+    const key = gw.key('usage');
+    const before = await projected(ws);
+    await gw.add('usage', ...Array.from({ length: 10 }, () => usageEvent(ws)));
+    // The gateway waits for the replica to have its entries (replication is asynchronous).
+    expect(await redis.sendCommand(key, false, ['WAIT', '1', '2000'])).toBe(1);
+    const { master } = await cluster.shardOf(key);
+    await cluster.kill(master);
+    const promoted = await cluster.failover(key, { force: true });
+
+    // Control's connections read the slot map again once the dead master stops answering.
+    const pass = await eventually(() => gw.pass('usage'), 100, 200);
+    expect(pass).toMatchObject({ projected: 10, failed: 0 });
+    expect((await eventually(() => t.http().get('/readyz').expect(200), 100, 200)).body.info.redis).toEqual(up);
+
+    // A gateway connection made after the failover sees the new master too.
+    const after: RedisClusterType = createCluster({ rootNodes: cluster.ports.filter((p) => p !== master).map((p) => ({ url: `redis://127.0.0.1:${p}` })) });
+    await after.connect();
+    try {
+      const gateway = new GatewayStreams(t, after);
+      await gateway.add('usage', ...Array.from({ length: 5 }, () => usageEvent(ws)));
+      expect(await gateway.pass('usage')).toMatchObject({ projected: 5, failed: 0 });
+      expect(await gateway.pending('usage')).toBe(0);
+      expect(await projected(ws)).toEqual({ receipts: before.receipts, usage: before.usage + 10 + 5 });
+
+      let landed = false;
+      for (let i = 0; i < 30 && !landed; i++) {
+        const minted = await mint(`after-crash-${i}`);
+        expect(await hotPath(minted.key_id)).toBe('published');
+        expect(JSON.parse((await after.get(hotKey(minted.plaintext)))!)).toMatchObject({ key_id: minted.key_id, status: 'active' });
+        landed = (await cluster.shardOf(hotKey(minted.plaintext))).master === promoted;
+      }
+      expect(landed).toBe(true);
+    } finally {
+      after.destroy();
+    }
+  });
+
   /** Rows projected for the workspace, per stream. */
   async function projected(ws: string): Promise<{ receipts: number; usage: number }> {
     const [row] = await t.db.query(

@@ -78,8 +78,9 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}): Re
  * A cluster connection does not retry its first slot discovery, and its node connections
  * reconnect on their own but say nothing when they are back. So: the discovery is retried, and
  * after any failure every master is probed until all answer; then the cluster emits 'ready', as a
- * single client does when it reconnects. A failover is followed by the client itself: the demoted
- * node answers MOVED, and node-redis reads the slot map again.
+ * single client does when it reconnects. A failover is followed by the client itself when the
+ * demoted node answers MOVED (node-redis reads the slot map again); when the old master is gone,
+ * the probe reads the slot map again.
  */
 function keepClusterConnected(cluster: RedisClusterType, failed: (error: Error) => void, back: () => void): RedisClusterType {
   let timer: NodeJS.Timeout | null = null;
@@ -90,7 +91,14 @@ function keepClusterConnected(cluster: RedisClusterType, failed: (error: Error) 
     probing = true;
     try {
       if (!cluster.isOpen) await cluster.connect();
-      await pingRedis(cluster);
+      await withDeadline(pingRedis(cluster), REDIS_TIMEOUT_MS, 'Redis').catch(async () => {
+        // A master that does not answer may have been replaced (a replica promoted). node-redis
+        // reloads the slot map only when a command meets MOVED, which a dead node never answers:
+        // reload it here (from the seed nodes when the node asked first is the dead one).
+        const start = cluster.masters.find((master) => master.client)?.client;
+        if (start) await cluster._slots.rediscover(start);
+        await withDeadline(pingRedis(cluster), REDIS_TIMEOUT_MS, 'Redis');
+      });
       if (timer) clearInterval(timer);
       timer = null;
       readyClusters.add(cluster);

@@ -53,6 +53,8 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
  */
 export class RedisCluster {
   private readonly admin = new Map<number, RedisClientType>();
+  /** Nodes killed by `kill` (left out of every check). */
+  private readonly dead = new Set<number>();
 
   private constructor(
     private readonly nodes: ClusterNode[],
@@ -109,35 +111,54 @@ export class RedisCluster {
   /** Every node agrees the cluster is ok and every replica has synchronized with its master. */
   async settled(): Promise<void> {
     await until('cluster state ok', async () => {
-      for (const { port } of this.nodes) {
+      for (const port of this.live()) {
         const node = this.client(port);
         if (!(await node.clusterInfo()).includes('cluster_state:ok')) return false;
         const info = await node.info('replication');
         if (info.includes('role:slave') && !info.includes('master_link_status:up')) return false;
       }
       // Every node has seen the same slot map (no node still believes a demoted master owns slots).
-      const maps = await Promise.all(this.nodes.map(async ({ port }) => JSON.stringify(await this.client(port).clusterSlots())));
+      const maps = await Promise.all(this.live().map(async (port) => JSON.stringify(await this.client(port).clusterSlots())));
       return maps.every((m) => m === maps[0]);
     });
   }
 
   /** The port of the master holding `key`'s slot and the ports of its replicas. */
   async shardOf(key: string): Promise<{ master: number; replicas: number[] }> {
-    const any = this.client(this.nodes[0].port);
+    const any = this.client(this.live()[0]);
     const slot = await any.clusterKeySlot(key);
     const range = (await any.clusterSlots()).find((r) => r.from <= slot && slot <= r.to)!;
     return { master: range.master.port, replicas: range.replicas.map((r) => r.port) };
   }
 
-  /** Promotes a replica of the master holding `key` (CLUSTER FAILOVER on the replica); answers the new master's port. */
-  async failover(key: string): Promise<number> {
+  /**
+   * Promotes a replica of the master holding `key` (CLUSTER FAILOVER on the replica; FORCE when the
+   * master is gone, see `kill`); answers the new master's port.
+   */
+  async failover(key: string, options: { force?: boolean } = {}): Promise<number> {
     const { master, replicas } = await this.shardOf(key);
-    const promoted = replicas[0];
+    const promoted = replicas.find((port) => !this.dead.has(port));
     if (promoted === undefined) throw new Error('redis cluster: no replica to promote (start with replicas)');
-    await this.client(promoted).sendCommand(['CLUSTER', 'FAILOVER']);
-    await until('failover', async () => (await this.shardOf(key)).master === promoted && (await this.client(master).info('replication')).includes('role:slave'));
+    await this.client(promoted).sendCommand(['CLUSTER', 'FAILOVER', ...(options.force ? ['FORCE'] : [])]);
+    await until('failover', async () => (await this.shardOf(key)).master === promoted && (this.dead.has(master) || (await this.client(master).info('replication')).includes('role:slave')));
     await this.settled();
     return promoted;
+  }
+
+  /** Kills the node on `port` (SIGKILL): a crash; its data is gone with it. */
+  async kill(port: number): Promise<void> {
+    const node = this.nodes.find((n) => n.port === port)!;
+    this.dead.add(port);
+    this.admin.get(port)?.destroy();
+    this.admin.delete(port);
+    await new Promise<void>((resolve) => {
+      node.process.once('exit', () => resolve());
+      node.process.kill('SIGKILL');
+    });
+  }
+
+  private live(): number[] {
+    return this.nodes.map((n) => n.port).filter((port) => !this.dead.has(port));
   }
 
   /** Freezes (SIGSTOP) or resumes (SIGCONT) the node on `port`: its connections stay open and nothing answers. */
