@@ -62,13 +62,25 @@ async function seed(bench: BenchApp): Promise<{ ws: string; hashes: string[] }> 
   return { ws, hashes };
 }
 
+/** A rate and this process's CPU time per item (microseconds), steadier than the rate on a shared machine. */
+interface Measure {
+  rate: number;
+  cpuUs: number;
+}
+
+const cpuSince = (start: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
+};
+
 /** Lookups per second: CONCURRENCY loops of GET over the side's key contexts for DURATION_S. */
-async function lookups(side: Side): Promise<number> {
+async function lookups(side: Side): Promise<Measure> {
   const names = side.hashes.map((hash) => `${side.bench.config.redisPrefix}:key:${hash}`);
   const until = Date.now() + DURATION_S * 1000;
   let done = 0;
   let missing = 0;
   const started = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async (_, worker) => {
       for (let i = worker; Date.now() < until; i += CONCURRENCY) {
@@ -78,11 +90,11 @@ async function lookups(side: Side): Promise<number> {
     }),
   );
   if (missing > 0) throw new Error(`${side.name}: ${missing} lookups missed`);
-  return done / (Number(process.hrtime.bigint() - started) / 1e9);
+  return { rate: done / (Number(process.hrtime.bigint() - started) / 1e9), cpuUs: cpuSince(cpu) / done };
 }
 
 /** Events projected per second: ENTRIES usage events written, then drained by control's consumer. */
-async function ingestion(side: Side): Promise<number> {
+async function ingestion(side: Side): Promise<Measure> {
   const streams = side.bench.app.get(StreamsService);
   const key = streams.streamKey('usage');
   const at = new Date(Date.now() - 60_000).toISOString();
@@ -91,10 +103,12 @@ async function ingestion(side: Side): Promise<number> {
     await Promise.all(chunk.map((data) => side.redis.xAdd(key, '*', { data })));
   }
   const started = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   const projected = await streams.drain();
+  const cpuUs = cpuSince(cpu) / projected;
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   if (projected !== ENTRIES) throw new Error(`${side.name}: projected ${projected} of ${ENTRIES}`);
-  return projected / seconds;
+  return { rate: projected / seconds, cpuUs };
 }
 
 async function main(): Promise<void> {
@@ -115,21 +129,23 @@ async function main(): Promise<void> {
     }
 
     const load = loadavg().map((l) => l.toFixed(1)).join(' ');
-    const results = sides.map(() => ({ lookups: [] as number[], ingestion: [] as number[] }));
+    const results = sides.map(() => ({ lookups: [] as Measure[], ingestion: [] as Measure[] }));
     for (let round = 0; round < ROUNDS; round++) {
       // Which side goes first alternates, so neither always runs right after the other's work.
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
       for (const i of order) results[i].lookups.push(await lookups(sides[i]));
       for (const i of order) results[i].ingestion.push(await ingestion(sides[i]));
     }
-    const ratios = (phase: 'lookups' | 'ingestion') => results[1][phase].map((value, round) => value / results[0][phase][round]);
+    const ratios = (phase: 'lookups' | 'ingestion') => results[1][phase].map((value, round) => value.rate / results[0][phase][round].rate);
+    const rates = (side: number, phase: 'lookups' | 'ingestion') => median(results[side][phase].map((m) => m.rate));
+    const cpu = (side: number, phase: 'lookups' | 'ingestion') => median(results[side][phase].map((m) => m.cpuUs)).toFixed(1);
 
     console.log(`\n${new Date().toISOString()}, ${ROUNDS} rounds, ${KEYS} keys, ${CONCURRENCY} lookups in flight for ${DURATION_S} s, ${ENTRIES} usage events per ingestion, node ${process.version}, load average ${load} before the rounds, ${loadavg().map((l) => l.toFixed(1)).join(' ')} after\n`);
-    console.log('| Phase | one Redis | Redis Cluster | cluster / one (median of rounds) | per round |');
-    console.log('|---|---|---|---|---|');
+    console.log('| Phase | one Redis | Redis Cluster | cluster / one (median of rounds) | per round | CPU us per item (this process), one / cluster |');
+    console.log('|---|---|---|---|---|---|');
     for (const [phase, label, unit] of [['lookups', 'key lookup (gateway GET)', 'lookups/s'], ['ingestion', 'ingestion (usage, drain)', 'events/s']] as const) {
       const r = ratios(phase);
-      console.log(`| ${label} | ${Math.round(median(results[0][phase]))} ${unit} | ${Math.round(median(results[1][phase]))} ${unit} | ${median(r).toFixed(2)} | ${r.map((x) => x.toFixed(2)).join(', ')} |`);
+      console.log(`| ${label} | ${Math.round(rates(0, phase))} ${unit} | ${Math.round(rates(1, phase))} ${unit} | ${median(r).toFixed(2)} | ${r.map((x) => x.toFixed(2)).join(', ')} | ${cpu(0, phase)} / ${cpu(1, phase)} |`);
     }
   } finally {
     for (const side of sides) {
