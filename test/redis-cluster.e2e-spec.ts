@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createClient, createCluster, RedisClientType, RedisClusterType } from 'redis';
 import { signServiceToken } from 'src/common/auth/service-token';
-import { REDIS_TIMEOUT_MS } from 'src/database/redis.module';
+import { Redis, REDIS, redisReady, REDIS_TIMEOUT_MS } from 'src/database/redis.module';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
@@ -210,12 +210,16 @@ describe('on a Redis Cluster', () => {
     expect(await redis.sendCommand(key, false, ['WAIT', '1', '2000'])).toBe(1);
     const { master } = await cluster.shardOf(key);
     await cluster.kill(master);
+    // What the key sync waits for: the connection says it is down, then (after the promotion) back.
+    const control = t.app.get<Redis>(REDIS);
+    await eventually(async () => expect(redisReady(control)).toBe(false));
     const promoted = await cluster.failover(key, { force: true });
 
     // Control's connections read the slot map again once the dead master stops answering.
     const pass = await eventually(() => gw.pass('usage'), 100, 200);
     expect(pass).toMatchObject({ projected: 10, failed: 0 });
     expect((await eventually(() => t.http().get('/readyz').expect(200), 100, 200)).body.info.redis).toEqual(up);
+    await eventually(async () => expect(redisReady(control)).toBe(true));
 
     // A gateway connection made after the failover sees the new master too.
     const after: RedisClusterType = createCluster({ rootNodes: cluster.ports.filter((p) => p !== master).map((p) => ({ url: `redis://127.0.0.1:${p}` })) });

@@ -14,8 +14,8 @@ const UNREACHABLE = 'unreachable';
 
 /**
  * The components GET /readyz checks, as terminus indicators: PostgreSQL answers, every migration
- * the code knows is applied, and with Redis configured, Redis answers (every master of a cluster) and no gateway stream has more
- * than READY_STREAM_BACKLOG_MAX entries pending with the consumers.
+ * the code knows is applied, and with Redis configured, Redis answers (every master of a cluster)
+ * and no gateway stream has more than READY_STREAM_BACKLOG_MAX entries pending with the consumers.
  */
 @Injectable()
 export class ReadinessService {
