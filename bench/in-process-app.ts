@@ -13,8 +13,11 @@ export interface BenchApp {
   close(): Promise<void>;
 }
 
-/** Control in this process, listening on `port`, on a fresh database with the development issuer (for operator tokens). */
-export async function startBenchApp(port: number): Promise<BenchApp> {
+/**
+ * Control in this process, listening on `port`, on a fresh database with the development issuer
+ * (for operator tokens); `env` overrides configuration (e.g. REDIS_CLUSTER_NODES with REDIS_URL unset).
+ */
+export async function startBenchApp(port: number, env: Record<string, string | undefined> = {}): Promise<BenchApp> {
   const database = await createSuiteDatabase();
   const base = `http://127.0.0.1:${port}`;
   const config = loadConfig({
@@ -27,6 +30,7 @@ export async function startBenchApp(port: number): Promise<BenchApp> {
     PUBLIC_URL: base,
     IDENTITY_ISSUER: `${base}/dev-identity`,
     LOG_LEVEL: 'error',
+    ...env,
   });
   const app = await createApp(config, { url: database.url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: false });
   await app.listen(port, '127.0.0.1');

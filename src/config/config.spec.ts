@@ -11,6 +11,7 @@ describe('configuration', () => {
       databaseUrl: undefined,
       pgliteDir: '.data/pglite',
       redisUrl: undefined,
+      redisClusterNodes: undefined,
       redisPrefix: 'ob',
       identityIssuer: undefined,
       jwksTtlSeconds: 600,
@@ -53,6 +54,8 @@ describe('configuration', () => {
     ['HTTP_PLATFORM', 'koa'],
     ['KEY_IDLE_DAYS', '0'],
     ['KEY_IDLE_DAYS', '1.5'],
+    ['REDIS_CLUSTER_NODES', '127.0.0.1:7000'],
+    ['REDIS_CLUSTER_NODES', 'redis://a:1,,redis://b:2'],
   ])('stops with one line naming %s for a bad value', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     try {
@@ -98,6 +101,13 @@ describe('configuration', () => {
       expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(/^invalid configuration: CORS_ORIGINS: "[^"\n]*" is not an origin \(scheme:\/\/host\[:port\], lower case, no path; or \* alone\)$/);
     },
   );
+
+  it('reads the seed nodes of a Redis Cluster, and refuses them beside REDIS_URL with one line naming both', () => {
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'redis://127.0.0.1:7000, redis://127.0.0.1:7001' })).toMatchObject({ redisUrl: undefined, redisClusterNodes: ['redis://127.0.0.1:7000', 'redis://127.0.0.1:7001'] });
+    expect(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: 'redis://127.0.0.1:7000' })).toThrow(
+      /^invalid configuration: REDIS_CLUSTER_NODES: set either REDIS_URL \(one Redis\) or REDIS_CLUSTER_NODES \(a Redis Cluster\), not both$/,
+    );
+  });
 
   it('refuses a previous service secret without a current one', () => {
     expect(() => loadConfig({ SERVICE_JWT_SECRET_PREVIOUS: 'p'.repeat(32) })).toThrow(

@@ -20,6 +20,7 @@ class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) DATABASE_POOL_SIZE?: number;
   @IsOptional() @IsString() PGLITE_DIR?: string;
   @IsOptional() @IsString() REDIS_URL?: string;
+  @IsOptional() @Matches(/^\s*rediss?:\/\/[^\s,]+\s*(,\s*rediss?:\/\/[^\s,]+\s*)*$/, { message: 'must be a comma-separated list of redis:// URLs (seed nodes)' }) REDIS_CLUSTER_NODES?: string;
   @IsOptional() @IsString() @MinLength(1) REDIS_PREFIX?: string;
   @IsOptional() @IsUrl(urlOptions) IDENTITY_ISSUER?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) IDENTITY_JWKS_TTL_S?: number;
@@ -58,6 +59,8 @@ export interface AppConfig {
   databasePoolSize: number;
   pgliteDir: string;
   redisUrl: string | undefined;
+  /** Seed nodes of a Redis Cluster (`redis://host:port` each); set instead of redisUrl, never beside it. */
+  redisClusterNodes: string[] | undefined;
   redisPrefix: string;
   identityIssuer: string | undefined;
   jwksTtlSeconds: number;
@@ -173,6 +176,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (nextSigningKey && !signingKey) {
     throw new ConfigError('invalid configuration: CONTROL_SIGNING_KEY_NEXT: set only beside CONTROL_SIGNING_KEY (the key that still signs)');
   }
+  if (vars.REDIS_URL && vars.REDIS_CLUSTER_NODES) {
+    throw new ConfigError('invalid configuration: REDIS_CLUSTER_NODES: set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
+  }
   const port = vars.PORT ?? 3000;
   const gatewayUrl = trimSlash(vars.GATEWAY_URL ?? 'http://127.0.0.1:8080');
   const webUrl = trimSlash(vars.WEB_URL ?? 'http://localhost:5173');
@@ -184,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databasePoolSize: vars.DATABASE_POOL_SIZE ?? 10,
     pgliteDir: vars.PGLITE_DIR ?? '.data/pglite',
     redisUrl: vars.REDIS_URL,
+    redisClusterNodes: vars.REDIS_CLUSTER_NODES?.split(',').map((node) => node.trim()),
     redisPrefix: vars.REDIS_PREFIX ?? 'ob',
     identityIssuer: vars.IDENTITY_ISSUER ? trimSlash(vars.IDENTITY_ISSUER) : undefined,
     jwksTtlSeconds: vars.IDENTITY_JWKS_TTL_S ?? 600,

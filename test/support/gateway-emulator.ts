@@ -50,7 +50,7 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { AddressInfo } from 'node:net';
 import { decodeJwt, jwtVerify, SignJWT } from 'jose';
 import { isAuthorized } from '@cedar-policy/cedar-wasm/nodejs';
-import type { RedisClientType } from 'redis';
+import type { Redis } from 'src/database/redis.module';
 import { DEFAULT_POLICY } from 'src/modules/policy/dto/policy.document';
 import { guardCedarCalls } from 'src/modules/policy/cedar-wasm';
 import { splitPolicies } from 'src/modules/policy/policy-source';
@@ -60,7 +60,7 @@ import { verifySnapshot } from 'src/modules/publication/snapshot-integrity';
 
 /** Where the emulator reads snapshots: control's Redis and prefix, and control's public keys. */
 export interface SnapshotSource {
-  redis: RedisClientType;
+  redis: Redis;
   prefix: string;
   jwks: Jwks;
 }
@@ -90,7 +90,7 @@ export interface GatewayCall {
 
 /** Where the emulated gateway reads key contexts: Redis first, control's internal lookup on a miss. */
 export interface KeySource {
-  redis: RedisClientType;
+  redis: Redis;
   prefix: string;
   controlUrl: string;
 }

@@ -5,11 +5,12 @@
  * control's default GATEWAY_URL). Envelopes are sealed under a key that lives only as long as
  * the process: restart it and earlier envelopes no longer open.
  *
- * With REDIS_URL and CONTROL_URL (control's base URL, e.g. http://127.0.0.1:3000) it also resolves
+ * With REDIS_URL (or REDIS_CLUSTER_NODES, a Redis Cluster's seed nodes) and CONTROL_URL (control's base URL, e.g. http://127.0.0.1:3000) it also resolves
  * virtual keys as a gateway does: `curl -H "Authorization: Bearer ob_test_..." $GATEWAY_URL/v1/key`
  * answers the key context (Redis `{REDIS_PREFIX}:key:{sha256}`, else control's internal lookup) or 401.
  */
-import { createClient, RedisClientType } from 'redis';
+import { createClient, createCluster } from 'redis';
+import type { Redis } from 'src/database/redis.module';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
 
 async function main(): Promise<void> {
@@ -17,9 +18,10 @@ async function main(): Promise<void> {
   if (!secret) throw new Error('SERVICE_JWT_SECRET must be set to the value control uses');
   const gw = await GatewayEmulator.start(secret, Number(process.env.GATEWAY_EMULATOR_PORT ?? 8080));
   process.stdout.write(`gateway emulator listening: GATEWAY_URL=${gw.url}\n`);
-  let redis: RedisClientType | undefined;
-  if (process.env.REDIS_URL && process.env.CONTROL_URL) {
-    redis = createClient({ url: process.env.REDIS_URL });
+  let redis: Redis | undefined;
+  const nodes = process.env.REDIS_CLUSTER_NODES;
+  if ((process.env.REDIS_URL || nodes) && process.env.CONTROL_URL) {
+    redis = nodes ? createCluster({ rootNodes: nodes.split(',').map((url) => ({ url: url.trim() })) }) : createClient({ url: process.env.REDIS_URL });
     await redis.connect();
     gw.resolveKeysWith({ redis, prefix: process.env.REDIS_PREFIX || 'ob', controlUrl: process.env.CONTROL_URL.replace(/\/+$/, '') });
     process.stdout.write(`resolving virtual keys: GET ${gw.url}/v1/key\n`);

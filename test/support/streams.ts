@@ -1,4 +1,5 @@
 import { createClient, RedisClientType } from 'redis';
+import type { Redis } from 'src/database/redis.module';
 import { randomBytes } from 'node:crypto';
 import { PassOptions, PassResult, StreamName, StreamsService } from 'src/modules/streams/streams.service';
 import { REDIS_URL } from 'test/support/database';
@@ -6,11 +7,19 @@ import { TestApp } from 'test/support/app';
 
 /** Plays the gateway on the suite's streams: XADDs raw entries and drives consumption passes. */
 export class GatewayStreams {
-  /** Commands issued before the connection is up wait in node-redis's offline queue. */
-  readonly redis: RedisClientType = createClient({ url: REDIS_URL });
+  /** The suite's Redis (commands issued before it is up wait in node-redis's offline queue), or the connection given. */
+  readonly redis: Redis;
 
-  constructor(private readonly t: TestApp) {
-    void this.redis.connect();
+  constructor(
+    private readonly t: TestApp,
+    redis?: Redis,
+  ) {
+    if (redis) this.redis = redis;
+    else {
+      const client: RedisClientType = createClient({ url: REDIS_URL });
+      void client.connect();
+      this.redis = client;
+    }
   }
 
   key(stream: StreamName): string {

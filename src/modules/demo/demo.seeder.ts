@@ -1,6 +1,5 @@
 import { HttpException, Inject, Injectable, Type } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { RedisClientType } from 'redis';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { WorkspaceAction } from 'src/common/access/actions';
@@ -8,7 +7,7 @@ import { OperatorContext, WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { newId } from 'src/common/ids/ids';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { REDIS } from 'src/database/redis.module';
+import { REDIS, Redis } from 'src/database/redis.module';
 import { ApprovalPoliciesService } from 'src/modules/approvals/approval-policies.service';
 import { ApprovalsService } from 'src/modules/approvals/approvals.service';
 import { HeldCallBody } from 'src/modules/approvals/dto/approval.dto';
@@ -64,7 +63,7 @@ export class DemoSeeder {
     private readonly moduleRef: ModuleRef,
     private readonly dataSource: DataSource,
     private readonly access: WorkspaceAccess,
-    @Inject(REDIS) private readonly redis: RedisClientType | null,
+    @Inject(REDIS) private readonly redis: Redis | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 

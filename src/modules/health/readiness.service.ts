@@ -3,7 +3,7 @@ import { HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminu
 import { DataSource } from 'typeorm';
 import { withDeadline } from 'src/common/time/deadline';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { REDIS } from 'src/database/redis.module';
+import { pingRedis, REDIS, Redis } from 'src/database/redis.module';
 import { StreamsService } from 'src/modules/streams/streams.service';
 
 /** Longest one check waits; a component slower than this is down (the checks run concurrently). */
@@ -12,22 +12,17 @@ export const CHECK_TIMEOUT_MS = 2000;
 /** What a component that does not answer says: never the error's own message (it may quote a URL or input). */
 const UNREACHABLE = 'unreachable';
 
-/** Only `ping()` is used, which every Redis client has. */
-interface Pingable {
-  ping(): Promise<unknown>;
-}
-
 /**
  * The components GET /readyz checks, as terminus indicators: PostgreSQL answers, every migration
- * the code knows is applied, and with REDIS_URL set, Redis answers and no gateway stream has more
- * than READY_STREAM_BACKLOG_MAX entries pending with the consumers.
+ * the code knows is applied, and with Redis configured, Redis answers (every master of a cluster)
+ * and no gateway stream has more than READY_STREAM_BACKLOG_MAX entries pending with the consumers.
  */
 @Injectable()
 export class ReadinessService {
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly dataSource: DataSource,
-    @Inject(REDIS) private readonly redis: Pingable | null,
+    @Inject(REDIS) private readonly redis: Redis | null,
     private readonly streams: StreamsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -61,7 +56,7 @@ export class ReadinessService {
   private async redisPing() {
     const check = this.indicators.check('redis');
     try {
-      await withDeadline(this.redis!.ping(), CHECK_TIMEOUT_MS, 'readiness check');
+      await withDeadline(pingRedis(this.redis!), CHECK_TIMEOUT_MS, 'readiness check');
       return check.up();
     } catch {
       return check.down({ message: UNREACHABLE });

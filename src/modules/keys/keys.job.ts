@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { Interval, SchedulerRegistry } from '@nestjs/schedule';
-import type { RedisClientType } from 'redis';
-import { REDIS } from 'src/database/redis.module';
+import { REDIS, Redis, redisReady } from 'src/database/redis.module';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { errorFields } from 'src/common/logging/error-fields';
 
@@ -22,7 +21,7 @@ export class KeysJob implements OnModuleInit {
 
   constructor(
     private readonly keys: KeysService,
-    @Inject(REDIS) private readonly redis: RedisClientType | null,
+    @Inject(REDIS) private readonly redis: Redis | null,
     // Present only when the application runs its jobs (ScheduleModule): no pass is started otherwise.
     @Optional() @Inject(SchedulerRegistry) private readonly scheduler: SchedulerRegistry | null,
   ) {}
@@ -45,7 +44,7 @@ export class KeysJob implements OnModuleInit {
     try {
       do {
         this.again = false;
-        if (this.redis && !this.redis.isReady) return;
+        if (this.redis && !redisReady(this.redis)) return;
         await this.keys.reconcile();
       } while (this.again);
     } catch (error) {

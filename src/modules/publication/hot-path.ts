@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { RedisClientType } from 'redis';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { REDIS, redisDeadline } from 'src/database/redis.module';
+import { REDIS, Redis, redisDeadline } from 'src/database/redis.module';
 
 /**
  * Writes the snapshot (ARGV[1], version ARGV[2]) unless the stored one already has this or a newer
  * version, then announces `ws:version:digest` (ARGV[4]) on channel ARGV[3]. One key, so it is safe on a
- * Redis Cluster.
+ * Redis Cluster, where the script runs on the node holding the key and its PUBLISH reaches the
+ * subscribers of every node (cluster PUBLISH is forwarded over the cluster bus).
  */
 const WRITE_SNAPSHOT = `
 local current = redis.call('GET', KEYS[1])
@@ -38,7 +38,7 @@ export class HotPath {
   private readonly memory = new Map<string, MemoryEntry>();
 
   constructor(
-    @Inject(REDIS) private readonly redis: RedisClientType | null,
+    @Inject(REDIS) private readonly redis: Redis | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 

@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { hostname } from 'node:os';
-import type { RedisClientType } from 'redis';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { REDIS, REDIS_TIMEOUT_MS, redisDeadline } from 'src/database/redis.module';
+import { createRedis, REDIS, Redis, redisConnected, REDIS_TIMEOUT_MS, redisDeadline, sendRaw } from 'src/database/redis.module';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
 import { RawEntry, ReadBudget } from 'src/modules/streams/read-budget';
 import { MetricsService } from 'src/common/metrics/metrics.service';
@@ -96,7 +95,7 @@ const PARKED_DATA_MAX = 65_536;
 /** A batch read and parsed, its malformed entries already parked, waiting to be projected. */
 interface AdmittedBatch {
   projector: StreamProjector<unknown>;
-  redis: RedisClientType;
+  redis: Redis;
   key: string;
   reclaimed: number;
   fresh: number;
@@ -160,13 +159,13 @@ export class StreamsService implements OnApplicationShutdown {
    */
   private readonly readPast = new Map<StreamName, string>();
   private readonly consumer = hostname();
-  private connection: RedisClientType | null = null;
+  private connection: Redis | null = null;
   private running: Promise<void> | null = null;
   private stopping = false;
 
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(REDIS) private readonly redis: RedisClientType | null,
+    @Inject(REDIS) private readonly redis: Redis | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
     private readonly workspaces: WorkspacesService,
@@ -278,6 +277,7 @@ export class StreamsService implements OnApplicationShutdown {
     const redis = this.streamConnection();
     if (!projector || !redis) return null;
     const key = this.streamKey(stream);
+    await redisConnected(redis);
     await this.ensureGroup(redis, stream);
     const budget = new ReadBudget(options.batchLimit ?? BATCH_LIMIT, options.batchBytes ?? this.config.streamBatchMaxBytes, this.largestEntry.get(stream) ?? 0);
 
@@ -290,7 +290,7 @@ export class StreamsService implements OnApplicationShutdown {
       const count = budget.nextCount();
       let page: RawEntry[];
       try {
-        [position, page] = await redis.sendCommand<[string, RawEntry[]]>(['XAUTOCLAIM', key, GROUP, this.consumer, String(options.claimIdleMs ?? CLAIM_IDLE_MS), position, 'COUNT', String(count)]);
+        [position, page] = await sendRaw<[string, RawEntry[]]>(redis, key, ['XAUTOCLAIM', key, GROUP, this.consumer, String(options.claimIdleMs ?? CLAIM_IDLE_MS), position, 'COUNT', String(count)]);
       } catch (error) {
         // The stream or its group vanished (Redis restarted empty): create them again on the next pass.
         if (error instanceof Error && error.message.startsWith('NOGROUP')) this.groupsReady.delete(stream);
@@ -306,7 +306,7 @@ export class StreamsService implements OnApplicationShutdown {
     while (!budget.full) {
       const after = this.readPast.get(stream);
       const count = budget.nextCount();
-      const reply = await redis.sendCommand<[string, RawEntry[]][] | null>(['XREADGROUP', 'GROUP', GROUP, this.consumer, 'COUNT', String(count), 'STREAMS', key, after ?? '>']);
+      const reply = await sendRaw<[string, RawEntry[]][] | null>(redis, key, ['XREADGROUP', 'GROUP', GROUP, this.consumer, 'COUNT', String(count), 'STREAMS', key, after ?? '>']);
       const read = reply?.[0]?.[1] ?? [];
       const taken = budget.take(read);
       fresh.push(...taken);
@@ -459,18 +459,16 @@ export class StreamsService implements OnApplicationShutdown {
    * for at most REDIS_TIMEOUT_MS each (node-redis's `timeout` counts until a command is written),
    * so a pass during an outage fails and the next one retries.
    */
-  private streamConnection(): RedisClientType | null {
+  private streamConnection(): Redis | null {
     if (!this.redis) return null;
     if (!this.connection) {
-      this.connection = this.redis.duplicate({ disableOfflineQueue: false, commandOptions: { timeout: REDIS_TIMEOUT_MS } });
-      // The main client logs the outage; a pass that fails logs `stream pass failed`.
-      this.connection.on('error', () => undefined);
-      this.connection.connect().catch(() => undefined);
+      // The main connection logs the outage; a pass that fails logs `stream pass failed`.
+      this.connection = createRedis(this.config, { offlineQueue: true, commandTimeout: REDIS_TIMEOUT_MS, logOutages: false });
     }
     return this.connection;
   }
 
-  private async ensureGroup(redis: RedisClientType, stream: StreamName): Promise<void> {
+  private async ensureGroup(redis: Redis, stream: StreamName): Promise<void> {
     if (this.groupsReady.has(stream)) return;
     try {
       await redis.xGroupCreate(this.streamKey(stream), GROUP, '0', { MKSTREAM: true });
@@ -495,7 +493,7 @@ export class StreamsService implements OnApplicationShutdown {
   }
 
   /** Parses a batch; parks (and acknowledges) the malformed entries and those of unknown workspaces. */
-  private async parse(projector: StreamProjector<unknown>, redis: RedisClientType, key: string, raw: RawEntry[]): Promise<{ valid: ParsedEntry<unknown>[]; parked: number }> {
+  private async parse(projector: StreamProjector<unknown>, redis: Redis, key: string, raw: RawEntry[]): Promise<{ valid: ParsedEntry<unknown>[]; parked: number }> {
     const parsed: ParsedEntry<unknown>[] = [];
     const parked: (ParkedEntry & { data: string | null })[] = [];
     const oldest = monthStart(new Date(), -this.config.readModelRetentionMonths).getTime();

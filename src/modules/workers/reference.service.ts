@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { RedisClientType } from 'redis';
 import { DataSource } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
 import { formatTimeRequired } from 'src/common/time/time';
-import { REDIS, redisDeadline } from 'src/database/redis.module';
+import { pingRedis, REDIS, Redis, redisDeadline } from 'src/database/redis.module';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { ACTIVE_RUN_STATES, classAvailability, EntitlementsService } from 'src/modules/workers/entitlements.service';
 import { OrchestratorClient } from 'src/modules/workers/orchestrator.client';
@@ -34,7 +33,7 @@ export class ReferenceService {
     private readonly entitlements: EntitlementsService,
     private readonly presets: PresetsService,
     private readonly orchestrator: OrchestratorClient,
-    @Inject(REDIS) private readonly redis: RedisClientType | null,
+    @Inject(REDIS) private readonly redis: Redis | null,
   ) {}
 
   templates(category?: string) {
@@ -79,7 +78,7 @@ export class ReferenceService {
   async doctor(ws: WorkspaceContext) {
     const [database, redis, orchestrator, settings] = await Promise.all([
       this.dataSource.query(`SELECT 1`).then(() => 'ok', () => 'unreachable'),
-      this.redis ? redisDeadline(this.redis.ping()).then(() => 'ok', () => 'unreachable') : Promise.resolve('not_configured'),
+      this.redis ? redisDeadline(pingRedis(this.redis)).then(() => 'ok', () => 'unreachable') : Promise.resolve('not_configured'),
       this.orchestrator.probe(),
       Promise.all([this.workspaces.assistantEnabled(ws.id), this.keys.activeCount(ws.id)]),
     ]);
