@@ -45,7 +45,9 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         { module: ConfigModule, providers: [{ provide: APP_CONFIG, useValue: config }], exports: [APP_CONFIG], global: true },
-        TypeOrmModule.forRoot(dataSourceOptions(config.databaseUrl, config.databasePoolSize)),
+        TypeOrmModule.forRoot(
+          dataSourceOptions(config.databaseUrl, config.databasePoolSize, { connectTimeoutMs: config.databaseConnectTimeoutMs, statementTimeoutMs: config.databaseStatementTimeoutMs }),
+        ),
         ...(options.jobs === false ? [] : [ScheduleModule.forRoot()]),
         RedisModule,
         CommonModule,
