@@ -126,7 +126,7 @@ describe('PostgreSQL outages', () => {
     await expectRecovered();
   }, 60_000);
 
-  it('answers no 500 and no failure more than 1 s after every backend of the database is terminated under steady reads', async () => {
+  it('answers no 500 and no failure more than 1 s after every backend of the database is terminated under steady reads; a read whose connection was terminated runs again, so none fails', async () => {
     await expectRecovered();
     const answers: { status: number; started: number }[] = [];
     const until = Date.now() + 2500;
@@ -146,6 +146,9 @@ describe('PostgreSQL outages', () => {
     expect(after.length).toBeGreaterThan(20);
     expect(answers.filter((a) => a.status !== 200 && a.status !== 503)).toEqual([]);
     expect(answers.filter((a) => a.status !== 200 && a.started > terminatedAt + 1000)).toEqual([]);
+    // Each read that met a terminated connection ran once more on a fresh one (without that retry,
+    // 2 to 3 of about 100 answered 503 here).
+    expect(answers.filter((a) => a.status !== 200)).toEqual([]);
   });
 
   it('keeps concurrent mints cut mid-flight whole: each answers 201 or 503, every key that exists has exactly one audit row, the chain verifies', async () => {

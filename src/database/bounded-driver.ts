@@ -114,9 +114,19 @@ export class BoundedPool extends pg.Pool {
     }
   }
 
-  /** The one retry of a plain read, on a fresh connection (the lost one has left the pool). */
-  retryRead(config: QueryConfig, values: unknown[] | undefined): Promise<unknown> {
-    return this.run(config, values, false);
+  /**
+   * The one retry of a plain read, on a connection opened for it: the pool's idle ones may have
+   * been terminated together with the lost one, their notice not yet read.
+   */
+  async retryRead(config: QueryConfig, values: unknown[] | undefined): Promise<unknown> {
+    const client = new BoundedClient(this.options as pg.PoolConfig & { readBoundMs: number });
+    client.on('error', () => undefined); // its error is the query's
+    try {
+      await client.connect();
+      return await client.run(config, values, false);
+    } finally {
+      client.end().catch(() => undefined);
+    }
   }
 }
 

@@ -36,7 +36,8 @@ export const READ_TIMEOUT_CODE = 'DATABASE_READ_TIMEOUT';
 /** The pg driver's and pg-pool's own errors, which have no code. */
 const MESSAGES: [RegExp, UnavailableCause][] = [
   [/^timeout exceeded when trying to connect$/, 'timeout'], // pool acquisition bound
-  [/^Connection terminated due to connection timeout$/, 'timeout'], // connect bound
+  [/^Connection terminated due to connection timeout$/, 'timeout'], // connect bound (pool)
+  [/^timeout expired$/, 'timeout'], // connect bound (a client of its own)
   [/^Query read timeout$/, 'timeout'],
   [/^Connection terminated( unexpectedly)?$/, 'connection_lost'],
   [/^Client has encountered a connection error and is not queryable$/, 'connection_lost'],
