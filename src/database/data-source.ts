@@ -1,4 +1,5 @@
 import { DataSourceOptions } from 'typeorm';
+import type { AppConfig } from 'src/config/config';
 import { boundedPg, DatabaseBounds, READ_MARGIN_MS } from 'src/database/bounded-driver';
 import { ENTITIES } from 'src/database/entities';
 import { MIGRATIONS } from 'src/database/migrations';
@@ -38,3 +39,6 @@ export function dataSourceOptions(url: string, poolSize: number, bounds?: Databa
     },
   };
 }
+
+/** The application's bounds, from its configuration. */
+export const databaseBounds = (config: AppConfig): DatabaseBounds => ({ connectTimeoutMs: config.databaseConnectTimeoutMs, statementTimeoutMs: config.databaseStatementTimeoutMs });
