@@ -38,7 +38,7 @@ const plainRead = (config: QueryConfig) => {
  * runs once more on a fresh connection of the pool.
  */
 export class BoundedClient extends pg.Client {
-  /** The bound of this connection's answers; raised for a transaction by `allowLongerStatements`. */
+  /** The bound of this connection's answers (0: none); raised for a transaction by `allowLongerStatements`. */
   readBoundMs: number;
   readonly defaultReadBoundMs: number;
   /** The pool this client belongs to (set when the pool connects it), for the one retry. */
@@ -65,7 +65,7 @@ export class BoundedClient extends pg.Client {
   /** Sends one query under the read bound; `retry`: a plain read that lost its connection runs once more elsewhere. */
   run(config: QueryConfig, values: unknown[] | undefined, retry: boolean): Promise<unknown> {
     const outsideTransaction = this.idle;
-    const timer = setTimeout(() => this.cutOff(), this.readBoundMs);
+    const timer = this.readBoundMs > 0 ? setTimeout(() => this.cutOff(), this.readBoundMs) : undefined;
     const sent = pgQuery.call(this, config, values) as Promise<unknown>;
     return sent.then(
       (answer) => {

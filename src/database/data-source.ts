@@ -7,7 +7,7 @@ import { MIGRATIONS } from 'src/database/migrations';
 /**
  * The one TypeORM configuration: the schema comes from the migrations, never from synchronize.
  * With `bounds` (the application's pool), nothing waits on the server longer than they allow
- * (src/database/bounded-driver.ts); the migration runner and the CLI go without.
+ * (src/database/bounded-driver.ts); the migration runner and the benchmarks' own pools go without.
  */
 export function dataSourceOptions(url: string, poolSize: number, bounds?: DatabaseBounds): DataSourceOptions {
   return {
@@ -23,17 +23,17 @@ export function dataSourceOptions(url: string, poolSize: number, bounds?: Databa
     // A null or undefined in a find's where is dropped by default, widening the find to any row (a run
     // with `session_profile_id: null` was given any active profile): fail instead.
     invalidWhereValuesBehavior: { null: 'throw', undefined: 'throw' },
-    ...(bounds ? { driver: boundedPg } : {}),
+    driver: boundedPg,
     extra: {
       max: poolSize,
       idleTimeoutMillis: 30000,
+      keepAlive: true,
+      readBoundMs: bounds ? bounds.statementTimeoutMs + READ_MARGIN_MS : 0,
       ...(bounds
         ? {
             // pg-pool's one bound covers both: a new connection's handshake, and waiting for a pooled one.
             connectionTimeoutMillis: bounds.connectTimeoutMs,
             statement_timeout: bounds.statementTimeoutMs,
-            readBoundMs: bounds.statementTimeoutMs + READ_MARGIN_MS,
-            keepAlive: true,
           }
         : {}),
     },
