@@ -35,7 +35,7 @@ import { Client } from 'pg';
 import { createClient, RedisClientType } from 'redis';
 import { DataSource } from 'typeorm';
 import { loadConfig } from 'src/config/config';
-import { dataSourceOptions } from 'src/database/data-source';
+import { databaseBounds, dataSourceOptions } from 'src/database/data-source';
 import { runMigrations } from 'src/database/migrate';
 import { useCursorKeys } from 'src/common/pagination/cursor';
 import { encodeReceiptCursor } from 'src/modules/receipts/receipt-cursor';
@@ -471,6 +471,7 @@ async function main(): Promise<void> {
   const redis: RedisClientType = createClient({ url: REDIS_URL });
   await redis.connect();
   let ds: DataSource | null = null;
+  let consumerDs: DataSource | null = null;
   try {
     await runMigrations(url);
     ds = await new DataSource(dataSourceOptions(url, 10)).initialize();
@@ -515,8 +516,11 @@ async function main(): Promise<void> {
     await filteredReceipts(receipts, 'no index');
     await ds.query(FILTER_INDEXES.create);
 
-    const workspaces = new WorkspacesService(ds, null as never, null as never, null as never, null as never, config);
-    const streams = new StreamsService(ds, redis, config, new MetricsService(config), workspaces);
+    // The consumer on the application's bounded pool (DATABASE_STATEMENT_TIMEOUT_MS ...), as in
+    // production; BENCH_DATABASE_BOUNDS=0 measures it without (issue 28's before and after).
+    consumerDs = await new DataSource(dataSourceOptions(url, 10, process.env.BENCH_DATABASE_BOUNDS === '0' ? undefined : databaseBounds(config))).initialize();
+    const workspaces = new WorkspacesService(consumerDs, null as never, null as never, null as never, null as never, config);
+    const streams = new StreamsService(consumerDs, redis, config, new MetricsService(config), workspaces);
     streams.register(receiptsProjector);
     streams.register(usageProjector);
     if (BEFORE_PROJECTOR) await ingestRounds(ds, redis, config, workspaces, streams, prefix, now);
@@ -544,6 +548,7 @@ async function main(): Promise<void> {
     await streams.onApplicationShutdown();
   } finally {
     await ds?.destroy();
+    await consumerDs?.destroy();
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length > 0) await redis.del(keys);
     redis.destroy();

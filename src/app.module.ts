@@ -7,7 +7,7 @@ import { ExpressBodyMiddleware } from 'src/common/http/body';
 import { NO_STORE_ROUTES, NoStoreMiddleware } from 'src/common/http/no-store.middleware';
 import { AccessLogMiddleware } from 'src/common/logging/access-log.middleware';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { dataSourceOptions } from 'src/database/data-source';
+import { databaseBounds, dataSourceOptions } from 'src/database/data-source';
 import { RedisModule } from 'src/database/redis.module';
 import { ApprovalsModule } from 'src/modules/approvals/approvals.module';
 import { AuditModule } from 'src/modules/audit/audit.module';
@@ -45,7 +45,7 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         { module: ConfigModule, providers: [{ provide: APP_CONFIG, useValue: config }], exports: [APP_CONFIG], global: true },
-        TypeOrmModule.forRoot(dataSourceOptions(config.databaseUrl, config.databasePoolSize)),
+        TypeOrmModule.forRoot(dataSourceOptions(config.databaseUrl, config.databasePoolSize, databaseBounds(config))),
         ...(options.jobs === false ? [] : [ScheduleModule.forRoot()]),
         RedisModule,
         CommonModule,

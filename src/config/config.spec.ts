@@ -28,7 +28,15 @@ describe('configuration', () => {
       readyStreamBacklogMax: 100_000,
       streamBatchMaxBytes: 67_108_864,
       keyIdleDays: 90,
+      databaseConnectTimeoutMs: 3000,
+      databaseStatementTimeoutMs: 5000,
     });
+  });
+
+  it('reads the database bounds, refusing a value outside them with one line naming the variable', () => {
+    expect(loadConfig({ DATABASE_CONNECT_TIMEOUT_MS: '1500', DATABASE_STATEMENT_TIMEOUT_MS: '20000' })).toMatchObject({ databaseConnectTimeoutMs: 1500, databaseStatementTimeoutMs: 20_000 });
+    expect(() => loadConfig({ DATABASE_CONNECT_TIMEOUT_MS: '0' })).toThrow(/^invalid configuration: DATABASE_CONNECT_TIMEOUT_MS: /);
+    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: 'soon' })).toThrow(/^invalid configuration: DATABASE_STATEMENT_TIMEOUT_MS: /);
   });
 
   it('reads and normalizes values', () => {

@@ -18,6 +18,8 @@ class EnvironmentVariables {
   @IsOptional() @IsIn(HTTP_PLATFORMS, { message: `must be one of ${HTTP_PLATFORMS.join(', ')}` }) HTTP_PLATFORM?: string;
   @IsOptional() @IsString() @MinLength(1) DATABASE_URL?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) DATABASE_POOL_SIZE?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(600_000) DATABASE_CONNECT_TIMEOUT_MS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(100) @Max(3_600_000) DATABASE_STATEMENT_TIMEOUT_MS?: number;
   @IsOptional() @IsString() PGLITE_DIR?: string;
   @IsOptional() @IsString() REDIS_URL?: string;
   @IsOptional() @Matches(/^\s*rediss?:\/\/[^\s,]+\s*(,\s*rediss?:\/\/[^\s,]+\s*)*$/, { message: 'must be a comma-separated list of redis:// URLs (seed nodes)' }) REDIS_CLUSTER_NODES?: string;
@@ -57,6 +59,10 @@ export interface AppConfig {
   httpPlatform: HttpPlatform;
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** Longest wait for a new connection's handshake, and for a pooled connection to come free. */
+  databaseConnectTimeoutMs: number;
+  /** The server's statement_timeout of every session; the client gives up on an answer READ_MARGIN_MS later. */
+  databaseStatementTimeoutMs: number;
   pgliteDir: string;
   redisUrl: string | undefined;
   /** Seed nodes of a Redis Cluster (`redis://host:port` each); set instead of redisUrl, never beside it. */
@@ -188,6 +194,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     httpPlatform: (vars.HTTP_PLATFORM as HttpPlatform | undefined) ?? 'express',
     databaseUrl: vars.DATABASE_URL,
     databasePoolSize: vars.DATABASE_POOL_SIZE ?? 10,
+    databaseConnectTimeoutMs: vars.DATABASE_CONNECT_TIMEOUT_MS ?? 3000,
+    databaseStatementTimeoutMs: vars.DATABASE_STATEMENT_TIMEOUT_MS ?? 5000,
     pgliteDir: vars.PGLITE_DIR ?? '.data/pglite',
     redisUrl: vars.REDIS_URL,
     redisClusterNodes: vars.REDIS_CLUSTER_NODES?.split(',').map((node) => node.trim()),

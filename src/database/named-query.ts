@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { BoundedPool } from 'src/database/bounded-driver';
 
 export interface NamedStatement {
   name: string;
@@ -7,10 +8,11 @@ export interface NamedStatement {
 
 /**
  * Runs a named statement on the pool behind TypeORM: PostgreSQL parses and plans it once per
- * connection instead of on every call. For hot reads outside a transaction only.
+ * connection instead of on every call. For hot reads outside a transaction only (a read whose
+ * connection was lost runs once more on a fresh one: src/database/bounded-driver.ts).
  */
 export async function namedQuery<T>(dataSource: DataSource, statement: NamedStatement, values: unknown[]): Promise<T[]> {
-  const pool = (dataSource.driver as unknown as { master: { query: (q: object) => Promise<{ rows: T[] }> } }).master;
-  const result = await pool.query({ name: statement.name, text: statement.text, values });
+  const pool = (dataSource.driver as unknown as { master: BoundedPool }).master;
+  const result = await pool.run<T>({ name: statement.name, text: statement.text }, values);
   return result.rows;
 }

@@ -24,6 +24,8 @@ export interface TestApp {
   config: AppConfig;
   issuer: IdentityIssuer;
   db: DataSource;
+  /** The suite's own database, reached directly (not through `via`). */
+  databaseUrl: string;
   http: () => request.Agent;
   /** A new operator, signed in through GET /me (which provisions their own workspace). */
   signIn(sub?: string): Promise<Operator>;
@@ -65,13 +67,18 @@ export const SERVICE_SECRET = 'test-service-secret-0123456789abcdef';
 /**
  * The whole application on its own fresh database and Redis prefix, with a local identity issuer.
  * `env` overrides configuration (as the process environment would). With `databaseUrl` it runs on
- * another app's database instead (a second replica), which it leaves in place when closed.
+ * another app's database instead (a second replica), which it leaves in place when closed; `via`
+ * gives the URL the application reaches its database by (a TCP proxy in front of it).
  */
-export async function startTestApp(env: Record<string, string | undefined> = {}, options: { jobs?: boolean; databaseUrl?: string } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string | undefined> = {},
+  options: { jobs?: boolean; databaseUrl?: string; via?: (databaseUrl: string) => Promise<string> } = {},
+): Promise<TestApp> {
   const database = options.databaseUrl ? { url: options.databaseUrl, drop: () => Promise.resolve() } : await createSuiteDatabase();
+  const url = options.via ? await options.via(database.url) : database.url;
   const issuer = await IdentityIssuer.start();
   const config = loadConfig({
-    DATABASE_URL: database.url,
+    DATABASE_URL: url,
     REDIS_URL,
     REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
     IDENTITY_ISSUER: issuer.url,
@@ -81,7 +88,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
     HTTP_PLATFORM: process.env.HTTP_PLATFORM,
     ...env,
   });
-  const app = await createApp(config, { url: database.url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: options.jobs ?? false });
+  const app = await createApp(config, { url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: options.jobs ?? false });
   const recorder = new ResponseRecorder(loadDocument());
   recordResponses(app.getHttpServer(), recorder);
   await app.init();
@@ -101,6 +108,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
     config,
     issuer,
     db: app.get(DataSource),
+    databaseUrl: database.url,
     http,
     signIn,
     async member(owner, role, workspaceId = owner.workspaceId) {

@@ -23,7 +23,7 @@ export interface Document {
 }
 
 /** Shared responses no suite can provoke on every route; each has tests of its own mechanism. */
-const MECHANISM_RESPONSES = new Set(['Internal', 'IdentityUnconfigured', 'ServiceAuthUnconfigured', 'TooLarge', 'Malformed']);
+const MECHANISM_RESPONSES = new Set(['Internal', 'TooLarge', 'Malformed', 'IdentityOrDatabaseUnavailable', 'IdentityOrReadModelUnavailable', 'ServiceAuthOrDatabaseUnavailable']);
 
 /** `route → status → first mismatch (or '' when every body conformed)`. */
 type Observations = Record<string, Record<string, string>>;

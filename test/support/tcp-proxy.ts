@@ -2,44 +2,55 @@ import { createServer, Server, Socket, connect } from 'node:net';
 import { AddressInfo } from 'node:net';
 
 /**
- * A TCP forwarder in front of the real Redis, so a suite can take "the Redis server" away and
- * bring it back on the same address: `stop()` closes the listener and cuts every connection
- * (clients see ECONNREFUSED), `start()` listens again; `hold()` keeps every connection open but
- * holds Redis's replies back (a Redis that stops answering), `release()` lets them through.
- * Nothing is mocked: commands reach Redis.
+ * A TCP forwarder in front of the real Redis or PostgreSQL, so a suite can take the server away
+ * and bring it back on the same address: `stop()` closes the listener and cuts every connection
+ * (clients see a reset, then ECONNREFUSED), `start()` listens again; `hold()` keeps every
+ * connection open but holds the server's replies back (a server that stops answering),
+ * `partition()` holds both directions (nothing reaches the server either, as in a network
+ * partition), `release()` lets everything through. Nothing is mocked: commands reach the server.
  */
 export class TcpProxy {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
   private readonly upstreams = new Set<Socket>();
+  private readonly clients = new Set<Socket>();
   private held = false;
+  private partitioned = false;
   port = 0;
 
-  private constructor(private readonly target: { host: string; port: number }) {}
+  private constructor(private readonly target: URL) {}
 
+  /** A proxy of `targetUrl` (`redis://` or `postgres://`); `url` is the same URL through the proxy. */
   static async start(targetUrl: string): Promise<TcpProxy> {
-    const url = new URL(targetUrl);
-    const proxy = new TcpProxy({ host: url.hostname, port: Number(url.port || 6379) });
+    const proxy = new TcpProxy(new URL(targetUrl));
     await proxy.start();
     return proxy;
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    const url = new URL(this.target);
+    url.hostname = '127.0.0.1';
+    url.port = String(this.port);
+    return url.toString();
   }
 
+  /** Listens (again) on the same port; nothing to do while listening. */
   async start(): Promise<void> {
+    if (this.server) return;
     const server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
+      const upstream = connect(Number(this.target.port || (this.target.protocol === 'redis:' ? 6379 : 5432)), this.target.hostname);
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);
         socket.on('close', () => this.sockets.delete(socket));
         socket.on('error', () => undefined);
       }
       this.upstreams.add(upstream);
+      this.clients.add(client);
       upstream.on('close', () => this.upstreams.delete(upstream));
+      client.on('close', () => this.clients.delete(client));
       client.pipe(upstream).pipe(client);
-      if (this.held) upstream.pause();
+      if (this.held || this.partitioned) upstream.pause();
+      if (this.partitioned) client.pause();
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -53,9 +64,15 @@ export class TcpProxy {
     for (const upstream of this.upstreams) upstream.pause();
   }
 
+  partition(): void {
+    this.partitioned = true;
+    for (const socket of [...this.upstreams, ...this.clients]) socket.pause();
+  }
+
   release(): void {
     this.held = false;
-    for (const upstream of this.upstreams) upstream.resume();
+    this.partitioned = false;
+    for (const socket of [...this.upstreams, ...this.clients]) socket.resume();
   }
 
   async stop(): Promise<void> {

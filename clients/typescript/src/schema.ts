@@ -3418,8 +3418,17 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
-        /** @description Dashboard identity is not configured */
-        IdentityUnconfigured: {
+        /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`) */
+        IdentityOrDatabaseUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description Dashboard identity is not configured, or PostgreSQL is unavailable (`Observe read model unavailable`) */
+        IdentityOrReadModelUnavailable: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3475,7 +3484,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            /** @description Dashboard identity is not configured; `Observe read model unavailable`: the listing would break its published schema */
+            /** @description Dashboard identity is not configured, or PostgreSQL is unavailable (`Observe read model unavailable`); `Observe read model unavailable`: the listing would break its published schema */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3521,7 +3530,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrReadModelUnavailable"];
         };
     };
     PublicationController_rollout: {
@@ -3547,7 +3556,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     PublicationController_versions: {
@@ -3585,7 +3594,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     PublicationController_version: {
@@ -3620,7 +3629,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     PublicationController_diff: {
@@ -3658,7 +3667,7 @@ export interface operations {
             };
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkspacesController_me: {
@@ -3681,7 +3690,7 @@ export interface operations {
             };
             401: components["responses"]["SessionRejected"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkspacesController_list: {
@@ -3707,7 +3716,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkspacesController_create: {
@@ -3763,7 +3772,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkspacesController_get: {
@@ -3789,7 +3798,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkspacesController_overview: {
@@ -3815,7 +3824,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkspacesController_clientEndpoints: {
@@ -3841,7 +3850,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkspacesController_members: {
@@ -3867,7 +3876,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkspacesController_putMember: {
@@ -3919,7 +3928,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkspacesController_deleteMember: {
@@ -3962,7 +3971,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     KeysController_list: {
@@ -3999,7 +4008,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     KeysController_mint: {
@@ -4050,7 +4059,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     KeysController_get: {
@@ -4085,7 +4094,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     KeysController_rotate: {
@@ -4145,7 +4154,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     KeysController_revoke: {
@@ -4182,7 +4191,7 @@ export interface operations {
             };
             409: components["responses"]["Conflict"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ApprovalPoliciesController_list: {
@@ -4208,7 +4217,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ApprovalPoliciesController_create: {
@@ -4259,7 +4268,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ApprovalPoliciesController_get: {
@@ -4294,7 +4303,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ApprovalPoliciesController_revise: {
@@ -4354,7 +4363,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ApprovalPoliciesController_disable: {
@@ -4414,7 +4423,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ApprovalsController_list: {
@@ -4454,7 +4463,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ApprovalsController_get: {
@@ -4489,7 +4498,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ApprovalsController_vote: {
@@ -4557,7 +4566,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ReferenceController_templates: {
@@ -4581,7 +4590,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ReferenceController_environments: {
@@ -4607,7 +4616,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ReferenceController_entitlements: {
@@ -4633,7 +4642,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ReferenceController_presets: {
@@ -4659,7 +4668,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ReferenceController_modes: {
@@ -4685,7 +4694,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ReferenceController_doctor: {
@@ -4711,7 +4720,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkersController_draft: {
@@ -4762,7 +4771,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkersController_list: {
@@ -4801,7 +4810,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkersController_create: {
@@ -4852,7 +4861,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkersController_get: {
@@ -4887,7 +4896,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkersController_patch: {
@@ -4947,7 +4956,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkersController_versions: {
@@ -4982,7 +4991,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkersController_publish: {
@@ -5034,7 +5043,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkflowsController_list: {
@@ -5072,7 +5081,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkflowsController_create: {
@@ -5123,7 +5132,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkflowsController_get: {
@@ -5158,7 +5167,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkflowsController_patch: {
@@ -5202,7 +5211,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkflowsController_versions: {
@@ -5237,7 +5246,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WorkflowsController_publish: {
@@ -5297,7 +5306,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     RunsController_estimate: {
@@ -5346,7 +5355,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     RunsController_list: {
@@ -5386,7 +5395,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     RunsController_start: {
@@ -5454,13 +5463,13 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            /** @description Dashboard identity is not configured; The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is recorded `failed` and its id is in `run_id` */
+            /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`); The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is recorded `failed` and its id is in `run_id` */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"] | components["schemas"]["RefusalBody"];
+                    "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"] | components["schemas"]["RefusalBody"];
                 };
             };
         };
@@ -5522,13 +5531,13 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            /** @description Dashboard identity is not configured; The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is recorded `failed` and its id is in `run_id` */
+            /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`); The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is recorded `failed` and its id is in `run_id` */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"] | components["schemas"]["RefusalBody"];
+                    "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"] | components["schemas"]["RefusalBody"];
                 };
             };
         };
@@ -5565,7 +5574,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     RunsController_cancel: {
@@ -5610,13 +5619,13 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            /** @description Dashboard identity is not configured; The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is unchanged */
+            /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`); The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is unchanged */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"] | components["schemas"]["RefusalBody"];
+                    "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"] | components["schemas"]["RefusalBody"];
                 };
             };
         };
@@ -5663,13 +5672,13 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            /** @description Dashboard identity is not configured; The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is unchanged */
+            /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`); The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is unchanged */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"] | components["schemas"]["RefusalBody"];
+                    "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"] | components["schemas"]["RefusalBody"];
                 };
             };
         };
@@ -5716,13 +5725,13 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            /** @description Dashboard identity is not configured; The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is unchanged */
+            /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`); The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is unchanged */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"] | components["schemas"]["RefusalBody"];
+                    "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"] | components["schemas"]["RefusalBody"];
                 };
             };
         };
@@ -5776,13 +5785,13 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            /** @description Dashboard identity is not configured; The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is unchanged */
+            /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`); The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal; the run is unchanged */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"] | components["schemas"]["RefusalBody"];
+                    "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"] | components["schemas"]["RefusalBody"];
                 };
             };
         };
@@ -5820,7 +5829,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     RunsController_listProfiles: {
@@ -5858,7 +5867,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     RunsController_createProfile: {
@@ -5909,7 +5918,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     RunsController_getProfile: {
@@ -5944,7 +5953,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     RunsController_revokeProfile: {
@@ -5981,7 +5990,7 @@ export interface operations {
             };
             409: components["responses"]["Conflict"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     PolicyController_get: {
@@ -6015,7 +6024,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"] | components["schemas"]["Detail"];
                 };
             };
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     PolicyController_storeDraft: {
@@ -6066,7 +6075,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"] | components["schemas"]["Detail"];
                 };
             };
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     PolicyController_test: {
@@ -6102,13 +6111,13 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"] | components["schemas"]["Detail"];
                 };
             };
-            /** @description Dashboard identity is not configured; `policy_compiler_busy` (over the concurrency bound), `policy_compiler_unavailable` */
+            /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`); `policy_compiler_busy` (over the concurrency bound), `policy_compiler_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"];
                 };
             };
         };
@@ -6169,13 +6178,13 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"] | components["schemas"]["Detail"];
                 };
             };
-            /** @description Dashboard identity is not configured; `policy_compiler_busy` (over the concurrency bound), `policy_compiler_unavailable` */
+            /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`); `policy_compiler_busy` (over the concurrency bound), `policy_compiler_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"];
                 };
             };
         };
@@ -6228,13 +6237,13 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"] | components["schemas"]["Detail"];
                 };
             };
-            /** @description Dashboard identity is not configured; `policy_compiler_busy` (over the concurrency bound), `policy_compiler_unavailable` */
+            /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`); `policy_compiler_busy` (over the concurrency bound), `policy_compiler_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"];
                 };
             };
         };
@@ -6295,13 +6304,13 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"] | components["schemas"]["Detail"];
                 };
             };
-            /** @description Dashboard identity is not configured; `policy_compiler_busy` (over the concurrency bound), `policy_compiler_unavailable` */
+            /** @description Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`); `policy_compiler_busy` (over the concurrency bound), `policy_compiler_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    "application/json": components["schemas"]["Detail"] | components["schemas"]["ServiceError"];
                 };
             };
         };
@@ -6349,7 +6358,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"] | components["schemas"]["Detail"];
                 };
             };
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ReceiptsController_list: {
@@ -6406,7 +6415,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ReceiptsController_get: {
@@ -6444,7 +6453,7 @@ export interface operations {
             };
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ReceiptsController_revisions: {
@@ -6483,7 +6492,7 @@ export interface operations {
             };
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     UsageController_summary: {
@@ -6524,7 +6533,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            /** @description Dashboard identity is not configured; `Observe read model unavailable`: the summary would break its published schema */
+            /** @description Dashboard identity is not configured, or PostgreSQL is unavailable (`Observe read model unavailable`); `Observe read model unavailable`: the summary would break its published schema */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6558,7 +6567,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ConnectionsController_start: {
@@ -6626,7 +6635,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ConnectionsController_restrictedKey: {
@@ -6695,7 +6704,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ConnectionsController_reconnect: {
@@ -6764,7 +6773,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ConnectionsController_disable: {
@@ -6801,7 +6810,7 @@ export interface operations {
             };
             409: components["responses"]["Conflict"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ConnectionsController_purge: {
@@ -6838,7 +6847,7 @@ export interface operations {
             };
             409: components["responses"]["Conflict"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ConnectionsController_discard: {
@@ -6881,7 +6890,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ConnectionsController_federatedComplete: {
@@ -6932,7 +6941,7 @@ export interface operations {
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ConnectionsController_registerProvider: {
@@ -6984,7 +6993,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     CatalogController_index: {
@@ -7035,7 +7044,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     CatalogController_entry: {
@@ -7070,7 +7079,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ModelProvidersController_list: {
@@ -7096,7 +7105,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ModelProvidersController_create: {
@@ -7156,7 +7165,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"];
                 };
             };
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     ModelProvidersController_disable: {
@@ -7193,7 +7202,7 @@ export interface operations {
             };
             409: components["responses"]["Conflict"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     PricingController_get: {
@@ -7227,7 +7236,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"] | components["schemas"]["Detail"];
                 };
             };
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     PricingController_replace: {
@@ -7270,7 +7279,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     QualifiersController_list: {
@@ -7304,7 +7313,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceError"] | components["schemas"]["Detail"];
                 };
             };
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     QualifiersController_upsert: {
@@ -7363,7 +7372,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     QualifiersController_remove: {
@@ -7420,7 +7429,7 @@ export interface operations {
             };
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     CapabilitiesController_capabilities: {
@@ -7446,7 +7455,7 @@ export interface operations {
             401: components["responses"]["SessionRejected"];
             404: components["responses"]["NotFound"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     CapabilitiesController_bindings: {
@@ -7490,7 +7499,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     CapabilitiesController_decisions: {
@@ -7530,7 +7539,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             422: components["responses"]["Invalid"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WebhookSubscriptionsController_list: {
@@ -7565,7 +7574,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WebhookSubscriptionsController_get: {
@@ -7601,7 +7610,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WebhookSubscriptionsController_put: {
@@ -7675,7 +7684,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     WebhookSubscriptionsController_delete: {
@@ -7711,7 +7720,7 @@ export interface operations {
             };
             409: components["responses"]["Conflict"];
             500: components["responses"]["Internal"];
-            503: components["responses"]["IdentityUnconfigured"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
 }

@@ -32,3 +32,13 @@ export const conflict = (detail: string) => new ApiError(409, detail);
 export const badRequest = (detail: string) => new ApiError(400, detail);
 export const queryError = (field: string, msg: string, type = 'value_error') => new FieldValidationError([{ loc: ['query', field], msg, type }]);
 export const bodyError = (loc: (string | number)[], msg: string, type = 'value_error') => new FieldValidationError([{ loc: ['body', ...loc], msg, type }]);
+
+/** PostgreSQL unavailable, on operator and internal routes (src/common/http/exception.filter.ts). */
+export const DATABASE_UNAVAILABLE = { error: { code: 'database_unavailable', message: 'database unavailable' } };
+
+/**
+ * The usage and audit routes, whose unavailable read model the specification answers
+ * `{detail: "Observe read model unavailable"}` (section 7), database outages included. Takes a
+ * route template in either spelling (`:ws`, OpenAPI's `{ws}`).
+ */
+export const isReadModelRoute = (template: string) => /^\/api\/v1\/workspaces\/(:ws|\{ws\})\/(usage|audit)(\/|$)/.test(template);

@@ -1,29 +1,36 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { STATUS_CODES } from 'node:http';
-import { ApiError, FieldValidationError, ServiceError } from 'src/common/http/errors';
+import { READ_MODEL_UNAVAILABLE } from 'src/common/http/document-schema';
+import { ApiError, DATABASE_UNAVAILABLE, FieldValidationError, isReadModelRoute, ServiceError } from 'src/common/http/errors';
 import { errorFields } from 'src/common/logging/error-fields';
+import { MetricsService } from 'src/common/metrics/metrics.service';
+import { databaseUnavailable } from 'src/database/unavailable';
 
 /**
  * Maps every failure onto the specification's three body shapes. HttpExceptions raised by this
- * project already carry their body; framework 4xx ones become `{detail}`; anything else, a 5xx
- * HttpException included, is logged and answered as a masked 500 `internal_error`.
+ * project already carry their body; framework 4xx ones become `{detail}`; a database that is
+ * unavailable (src/database/unavailable.ts) is a 503, counted and logged once with its cause;
+ * anything else, a 5xx HttpException included, is logged and answered as a masked 500 `internal_error`.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('http');
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly metrics: MetricsService,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const { httpAdapter } = this.adapterHost;
     const ctx = host.switchToHttp();
     const response = ctx.getResponse();
-    const [status, body] = this.describe(exception);
+    const [status, body] = this.describe(exception, ctx.getRequest());
     httpAdapter.reply(response, body, status);
   }
 
-  private describe(exception: unknown): [number, unknown] {
+  private describe(exception: unknown, request: { raw?: object } | undefined): [number, unknown] {
     if (exception instanceof ApiError || exception instanceof FieldValidationError || exception instanceof ServiceError) {
       const status = exception.getStatus();
       // A 5xx the specification names (503 read model unavailable, 502 upstream_error, ...): its
@@ -40,6 +47,15 @@ export class ApiExceptionFilter implements ExceptionFilter {
       if (status === 400) return [400, { detail: /JSON/i.test(cause) ? 'malformed JSON body' : 'malformed request' }];
       if (status === 413) return [413, { detail: 'request body too large' }];
       return [status, { detail: STATUS_CODES[status] ?? 'error' }];
+    }
+    const cause = databaseUnavailable(exception);
+    if (cause) {
+      // A fault outside the service: the client learns only that the database is unavailable (never
+      // the driver's text, SQLSTATE or host); the log has the cause, kind and code.
+      const route = ((request?.raw ?? request) as { routeTemplate?: string } | undefined)?.routeTemplate;
+      this.metrics.databaseUnavailable.inc({ cause });
+      this.logger.warn({ msg: 'database unavailable', cause, status: 503, ...(route ? { route } : {}), ...errorFields(exception) });
+      return [503, route && isReadModelRoute(route) ? { detail: READ_MODEL_UNAVAILABLE } : DATABASE_UNAVAILABLE];
     }
     // Anything else, a thrown 5xx HttpException included (a route without an access declaration, a
     // broken request context), is a fault: logged with its kind, the driver's code and the frames,

@@ -51,6 +51,13 @@ export class MetricsService implements OnApplicationBootstrap, OnApplicationShut
     registers: [this.registry],
   });
 
+  readonly databaseUnavailable = new Counter({
+    name: 'control_database_unavailable_total',
+    help: 'Requests answered 503 because PostgreSQL was unavailable, by cause (unreachable, connection_lost, shutdown, timeout)',
+    labelNames: ['cause'],
+    registers: [this.registry],
+  });
+
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   /** Registers a gauge read at scrape time; a reader returning a record sets one series per label value. */

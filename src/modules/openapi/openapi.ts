@@ -8,6 +8,7 @@ import { ACTION_MIN_ROLE, FROZEN_ALLOWED } from 'src/common/access/actions';
 import { Access, ACCESS_KEY } from 'src/common/access/decorators';
 import { Schema } from 'src/common/http/document-schema';
 import { Answer, ANSWERS_KEY, RETURNS_KEY, STREAMS_KEY } from 'src/common/http/documented';
+import { isReadModelRoute } from 'src/common/http/errors';
 import metadata from 'src/modules/openapi/metadata';
 import * as approvals from 'src/modules/approvals/approvals.responses';
 import * as catalog from 'src/modules/connections/catalog.responses';
@@ -151,7 +152,7 @@ export function routes(): Route[] {
 }
 
 /** Error responses shared by many operations (`#/components/responses/...`). */
-const ERROR_RESPONSES: Record<string, [string, string]> = {
+const ERROR_RESPONSES: Record<string, [string, string | string[]]> = {
   Malformed: ['Malformed JSON body', 'Detail'],
   SessionRejected: ['Session required, or not accepted', 'Detail'],
   ServiceTokenRejected: ['Service token not accepted', 'Detail'],
@@ -161,16 +162,18 @@ const ERROR_RESPONSES: Record<string, [string, string]> = {
   TooLarge: ['Request body too large', 'Detail'],
   Invalid: ['Validation failure', 'ValidationError'],
   Internal: ['Internal error', 'ServiceError'],
-  IdentityUnconfigured: ['Dashboard identity is not configured', 'Detail'],
-  ServiceAuthUnconfigured: ['Service authentication is not configured', 'Detail'],
+  // PostgreSQL unavailable (refused, reset, terminated, not answering in time): src/common/http/exception.filter.ts.
+  IdentityOrDatabaseUnavailable: ['Dashboard identity is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`)', ['Detail', 'ServiceError']],
+  IdentityOrReadModelUnavailable: ['Dashboard identity is not configured, or PostgreSQL is unavailable (`Observe read model unavailable`)', 'Detail'],
+  ServiceAuthOrDatabaseUnavailable: ['Service authentication is not configured (`{detail}`), or PostgreSQL is unavailable (`database_unavailable`)', ['Detail', 'ServiceError']],
 };
 type ErrorResponse = keyof typeof ERROR_RESPONSES;
 const error = (name: ErrorResponse) => ({ $ref: `#/components/responses/${name}` });
 
-/** A route's own answers at one status, merged with the shared response (if any) it also answers there: any of their bodies. */
-function merged(shared: ErrorResponse | undefined, answers: Answer[]): ResponseObject {
-  const description = [shared && ERROR_RESPONSES[shared][0], ...answers.map((a) => a.description)].filter(Boolean).join('; ');
-  const bodies = [...(shared ? [ERROR_RESPONSES[shared][1]] : []), ...answers.map((a) => a.body)].filter((b) => b !== null);
+/** A route's own answers at one status, merged with the shared responses it also answers there: any of their bodies. */
+function merged(shared: ErrorResponse[], answers: Answer[]): ResponseObject {
+  const description = [...shared.map((name) => ERROR_RESPONSES[name][0]), ...answers.map((a) => a.description)].join('; ');
+  const bodies = [...shared.flatMap((name) => ERROR_RESPONSES[name][1]), ...answers.map((a) => a.body)].filter((b) => b !== null);
   const schemas = [...new Map(bodies.map((b) => (typeof b === 'string' ? ref(b) : b)).map((b) => [JSON.stringify(b), b as SchemaObject])).values()];
   if (schemas.length === 0) return { description };
   return { description, content: json(schemas.length === 1 ? schemas[0] : { anyOf: schemas }) };
@@ -185,38 +188,39 @@ function success(route: Route): ResponseObject {
 
 /** The responses a route's declarations promise: its success, the errors of its access kind, body and query, and its own answers. */
 function responses(route: Route): Record<string, ResponseObject | ReferenceObject> {
-  const out: Record<string, ErrorResponse | ResponseObject> = {};
-  if (route.returns !== null) out[route.success] = success(route);
+  const shared: Record<number, ErrorResponse[]> = {};
+  const add = (status: number, name: ErrorResponse) => (shared[status] ??= []).push(name);
   if (route.body) {
-    out[400] = 'Malformed';
-    out[413] = 'TooLarge';
+    add(400, 'Malformed');
+    add(413, 'TooLarge');
   }
-  if (route.body || route.query) out[422] = 'Invalid';
+  if (route.body || route.query) add(422, 'Invalid');
   const access = route.access;
+  // Every caller is looked up in PostgreSQL: a 503 when it is unavailable (src/common/http/exception.filter.ts).
   if (access.kind === 'internal') {
-    out[401] = 'ServiceTokenRejected';
-    out[503] = 'ServiceAuthUnconfigured';
+    add(401, 'ServiceTokenRejected');
+    add(503, 'ServiceAuthOrDatabaseUnavailable');
   }
   if (access.kind === 'session' || access.kind === 'workspace') {
-    out[401] = 'SessionRejected';
-    out[503] = 'IdentityUnconfigured';
+    add(401, 'SessionRejected');
+    add(503, isReadModelRoute(route.path) ? 'IdentityOrReadModelUnavailable' : 'IdentityOrDatabaseUnavailable');
   }
   if (access.kind === 'workspace') {
-    if (ACTION_MIN_ROLE[access.action] !== 'viewer') out[403] = 'Forbidden';
-    out[404] = 'NotFound';
-    if (!FROZEN_ALLOWED.has(access.action)) out[409] = 'Conflict';
+    if (ACTION_MIN_ROLE[access.action] !== 'viewer') add(403, 'Forbidden');
+    add(404, 'NotFound');
+    if (!FROZEN_ALLOWED.has(access.action)) add(409, 'Conflict');
   }
-  out[500] = 'Internal';
-  for (const status of new Set(route.answers.map((a) => a.status))) {
-    const shared = out[status];
-    if (typeof shared === 'object') throw new Error(`${route.method} ${route.path}: @Answers(${status}) repeats its success status`);
-    out[status] = merged(shared, route.answers.filter((a) => a.status === status));
+  add(500, 'Internal');
+  const out: Record<string, ResponseObject | ReferenceObject> = {};
+  if (route.returns !== null) out[route.success] = success(route);
+  const statuses = new Set([...Object.keys(shared).map(Number), ...route.answers.map((a) => a.status)]);
+  for (const status of statuses) {
+    const names = shared[status] ?? [];
+    const answers = route.answers.filter((a) => a.status === status);
+    if (out[status] && answers.length > 0) throw new Error(`${route.method} ${route.path}: @Answers(${status}) repeats its success status`);
+    out[status] = names.length === 1 && answers.length === 0 ? error(names[0]) : merged(names, answers);
   }
-  return Object.fromEntries(
-    Object.entries(out)
-      .sort(([a], [b]) => Number(a) - Number(b))
-      .map(([status, response]) => [status, typeof response === 'string' ? error(response) : response]),
-  );
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => Number(a) - Number(b)));
 }
 
 /** OpenAPI 3.1 has no `nullable`: `{type: T, nullable: true}` becomes `{type: [T, "null"]}`, anything else `anyOf` with null. */
@@ -251,7 +255,9 @@ function annotate(document: OpenAPIObject): void {
   document.components = {
     ...document.components,
     schemas: { ...document.components?.schemas, ...ERROR_SCHEMAS, ...Object.fromEntries(Object.entries(named).sort(([a], [b]) => a.localeCompare(b))) } as Record<string, SchemaObject>,
-    responses: Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([name, [description, schema]]) => [name, { description, content: json(ref(schema)) }])),
+    responses: Object.fromEntries(
+      Object.entries(ERROR_RESPONSES).map(([name, [description, schema]]) => [name, { description, content: json(Array.isArray(schema) ? { anyOf: schema.map(ref) } : ref(schema)) }]),
+    ),
   };
 }
 

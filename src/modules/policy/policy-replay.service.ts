@@ -13,6 +13,7 @@ import { MAX_CHANGE_GROUPS } from 'src/modules/policy/policy.responses';
 import { unifiedDiff } from 'src/modules/policy/text-diff';
 import { RECEIPT_NOT_FOUND } from 'src/modules/receipts/receipts.service';
 import { isJsonObject } from 'src/common/json/json';
+import { allowLongerStatements } from 'src/database/bounded-driver';
 
 const REVISION_NOT_FOUND = 'policy revision not found';
 /** The replay window when the body names none: the last 7 days. */
@@ -20,6 +21,12 @@ const DEFAULT_WINDOW_MS = 7 * 24 * 3600 * 1000;
 
 /** Recorded decisions read and evaluated at a time: a replay holds one page (and the next, read meanwhile), whatever its limit. */
 export const REPLAY_PAGE = 5000;
+
+/**
+ * The statement bound of one page's read, above DATABASE_STATEMENT_TIMEOUT_MS: about 1 s for a full
+ * page on analyzed tables, 9 s when PostgreSQL planned it on stale statistics (docs/decisions.md).
+ */
+export const REPLAY_PAGE_TIMEOUT_MS = 30_000;
 
 /**
  * The newest revision of `outer`'s invocation that carries an authorization request (null when none
@@ -128,7 +135,10 @@ export class PolicyReplayService {
     let malformed = 0;
     let page: { row: RecordedRow; auth: RecordedAuthorization }[] = [];
     const readPage = (at: Date, id: string): Promise<RecordedRow[]> => {
-      const rows: Promise<RecordedRow[]> = this.dataSource.query(RECORDED, [ws.id, window.from, at, id, Math.min(REPLAY_PAGE, limit - read)]);
+      const rows = this.dataSource.transaction(async (manager): Promise<RecordedRow[]> => {
+        await allowLongerStatements(manager.queryRunner!, REPLAY_PAGE_TIMEOUT_MS, 'transaction');
+        return manager.query(RECORDED, [ws.id, window.from, at, id, Math.min(REPLAY_PAGE, limit - read)]);
+      });
       rows.catch(() => undefined); // awaited by nextPage unless the evaluation failed first
       return rows;
     };

@@ -3,6 +3,7 @@ import { Interval } from '@nestjs/schedule';
 import { hostname } from 'node:os';
 import { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { allowLongerStatements } from 'src/database/bounded-driver';
 import { createRedis, REDIS, Redis, redisConnected, REDIS_TIMEOUT_MS, redisDeadline, sendRaw } from 'src/database/redis.module';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
 import { RawEntry, ReadBudget } from 'src/modules/streams/read-budget';
@@ -81,6 +82,8 @@ export const PROJECT_SHARDS = 3;
 export const CLAIM_IDLE_MS = 60_000;
 export const CONSUME_INTERVAL_MS = 250;
 export const MAINTENANCE_INTERVAL_MS = 3_600_000;
+/** The statement bound of maintenance steps, above DATABASE_STATEMENT_TIMEOUT_MS: a concurrent detach waits for every transaction that still sees the partition. */
+export const MAINTENANCE_STATEMENT_TIMEOUT_MS = 120_000;
 /**
  * Most rows one retention transaction deletes: it holds the receipt counter row of its workspace,
  * which every ingestion batch of that workspace updates, until it commits.
@@ -346,6 +349,8 @@ export class StreamsService implements OnApplicationShutdown {
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
+      // For the session; reset before the connection returns to the pool.
+      await allowLongerStatements(runner, MAINTENANCE_STATEMENT_TIMEOUT_MS, 'session');
       const [{ locked }] = await runner.query(`SELECT pg_try_advisory_lock(hashtext('read_model_maintenance')) AS locked`);
       if (!locked) return null;
       try {
@@ -354,6 +359,7 @@ export class StreamsService implements OnApplicationShutdown {
         await runner.query(`SELECT pg_advisory_unlock(hashtext('read_model_maintenance'))`);
       }
     } finally {
+      await runner.query('RESET statement_timeout').catch(() => undefined);
       await runner.release();
     }
   }
