@@ -33,7 +33,10 @@ export class InternalController {
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
-  /** The key context, served as stored JSON text (no re-serialization on the hot path). */
+  /**
+   * The key context, served as stored JSON text (no re-serialization on the hot path). The digest
+   * is read from the request's params rather than through `@Param`, so no pipe runs on this route.
+   */
   @Get('keys/:keyHash')
   @Returns(KEY_CONTEXT_SCHEMA)
   @Answers(400, '`key hash must be sha256 hex`')
@@ -41,7 +44,8 @@ export class InternalController {
   @ChecksOwnFormat('keyHash')
   @Internal()
   @Header('Content-Type', 'application/json; charset=utf-8')
-  async key(@Param('keyHash') keyHash: string): Promise<string> {
+  async key(@Req() req: { params: { keyHash: string } }): Promise<string> {
+    const keyHash = req.params.keyHash;
     if (!SHA256_HEX.test(keyHash)) throw new ApiError(400, 'key hash must be sha256 hex');
     const context = await this.keys.context(keyHash);
     if (context === null) throw new ApiError(404, 'key not found');
