@@ -1,9 +1,12 @@
 /**
  * `npm run bench`: internal key lookup and key listing under 64 concurrent connections, on control
- * built on Express and on Fastify (HTTP_PLATFORM), each beside a baseline measured in the same run
- * (bench/baseline.ts: bare node http + the same pg pool and named statements). Needs the
- * PostgreSQL and Redis of `npm test` (DATABASE_URL, REDIS_URL). `BENCH_CPU_PROF=<dir>` writes a
- * CPU profile of each control process there (node --cpu-prof).
+ * built on Express and on Fastify (HTTP_PLATFORM), at the default LOG_LEVEL (info: one access line
+ * per request, written to a pipe the bench drains, as a log collector would) and at `warn`, each
+ * beside a baseline measured in the same run (bench/baseline.ts: bare node http + the same pg pool
+ * and named statements). `BENCH_BEFORE=<dir>`: also the code checked out in `dir` (a `git worktree`
+ * of an earlier commit, with this checkout's node_modules linked in), measured in the same rounds.
+ * Needs the PostgreSQL and Redis of `npm test` (DATABASE_URL, REDIS_URL). `BENCH_CPU_PROF=<dir>`
+ * writes a CPU profile of each control process there (node --cpu-prof).
  * Phases alternate baseline and control for BENCH_ROUNDS rounds (default 3) of BENCH_DURATION_S
  * seconds (default 10); each row reports the median round, so a burst of load from elsewhere on
  * the machine skews one round, not the result.
@@ -27,11 +30,16 @@ const POOL_SIZE = 10;
 const LOOKUP_KEYS = 200;
 const LISTED_KEYS = 20;
 const BASELINE_PORT = 3901;
-/** Both platforms run at once, against the same database and hot path; only one is under load at a time. */
-const PLATFORMS = [
-  { platform: 'express', port: 3900 },
-  { platform: 'fastify', port: 3902 },
-] as const;
+const FIRST_PORT = 3910;
+const BEFORE = process.env.BENCH_BEFORE;
+/**
+ * Every control process runs at once, against the same database and hot path; only one is under
+ * load at a time. The first one (this code, Express) migrates and is the one seeded through.
+ */
+const VARIANTS = [{ code: 'after', dir: '.' }, ...(BEFORE ? [{ code: 'before', dir: BEFORE }] : [])];
+const LEVELS = ['info', 'warn'] as const;
+const PLATFORMS = ['express', 'fastify'] as const;
+const CONTROLS = VARIANTS.flatMap((variant) => LEVELS.flatMap((level) => PLATFORMS.map((platform) => ({ ...variant, level, platform }))));
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const SECRET = randomBytes(32).toString('hex');
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -44,16 +52,20 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
-function start(script: string, env: Record<string, string>, profile = false): ChildProcess {
-  const flags = profile && CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
-  return spawn(process.execPath, [...flags, '-r', 'ts-node/register/transpile-only', script], {
+/** A node process running `script` in `dir`; its stdout (the log lines) is read and dropped, as a log collector reading a pipe would. */
+function start(script: string, env: Record<string, string>, options: { profile?: boolean; dir?: string } = {}): ChildProcess {
+  const flags = options.profile && CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : [];
+  const child = spawn(process.execPath, [...flags, '-r', 'ts-node/register/transpile-only', script], {
+    cwd: options.dir ?? '.',
     env: { ...process.env, NODE_PATH: '.', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
+  child.stdout!.resume();
+  return child;
 }
 
 async function waitFor(url: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < 3000; i++) {
     try {
       if ((await fetch(url)).status < 500) return;
     } catch {
@@ -99,10 +111,9 @@ async function main(): Promise<void> {
   const database = await createSuiteDatabase();
   const prefix = `bench${randomBytes(4).toString('hex')}`;
   const url = database.url;
-  const appUrl = `http://127.0.0.1:${PLATFORMS[0].port}`;
-  // The Fastify process shares the Express one's public URL, so both accept the same dev-identity session.
+  const appUrl = `http://127.0.0.1:${FIRST_PORT}`;
+  // Every process shares the first one's public URL, so all accept the same dev-identity session.
   const env = {
-    PORT: String(PLATFORMS[0].port),
     HOST: '127.0.0.1',
     DATABASE_URL: url,
     DATABASE_POOL_SIZE: String(POOL_SIZE),
@@ -112,17 +123,19 @@ async function main(): Promise<void> {
     DEV_IDENTITY: '1',
     PUBLIC_URL: appUrl,
     IDENTITY_ISSUER: `${appUrl}/dev-identity`,
-    LOG_LEVEL: 'warn',
   };
   const children: ChildProcess[] = [];
   const redis = await createClient({ url: REDIS_URL }).connect();
   try {
-    const apps = PLATFORMS.map(({ platform, port }) => {
-      const child = start('src/main.ts', { ...env, PORT: String(port), HTTP_PLATFORM: platform }, true);
-      children.push(child);
-      return { platform, child, url: `http://127.0.0.1:${port}` };
-    });
-    for (const { url: base } of apps) await waitFor(`${base}/healthz`);
+    const apps = CONTROLS.map((control, i) => ({ ...control, port: FIRST_PORT + i, url: `http://127.0.0.1:${FIRST_PORT + i}`, child: undefined as unknown as ChildProcess }));
+    const launch = (app: (typeof apps)[number]) => {
+      app.child = start('src/main.ts', { ...env, PORT: String(app.port), HTTP_PLATFORM: app.platform, LOG_LEVEL: app.level }, { profile: true, dir: app.dir });
+      children.push(app.child);
+      return waitFor(`${app.url}/healthz`);
+    };
+    // The first migrates the database alone; the others start together.
+    await launch(apps[0]);
+    await Promise.all(apps.slice(1).map(launch));
     const baseline = start('bench/baseline.ts', { DATABASE_URL: url, DATABASE_POOL_SIZE: String(POOL_SIZE), PORT: String(BASELINE_PORT) });
     children.push(baseline);
     const baseUrl = `http://127.0.0.1:${BASELINE_PORT}`;
@@ -147,14 +160,13 @@ async function main(): Promise<void> {
 
     const serviceAuth = async () => ({ Authorization: `Bearer ${await signServiceToken(SECRET, 'gateway', 'control', 300)}` });
     type Phase = [string, ChildProcess, string, string[], () => Promise<Record<string, string>>];
-    const onEach = (what: string, paths: string[], headers: () => Promise<Record<string, string>>): Phase[] =>
-      apps.map(({ platform, child, url: base }) => [`${what.replace('{platform}', platform)}`, child, base, paths, headers]);
+    const name = (what: string, app: (typeof apps)[number]) => `${what}: ${app.code}, ${app.platform}, LOG_LEVEL=${app.level}`;
     const phases: Phase[] = [
       ['key lookup: baseline (node http + pg)', baseline, baseUrl, hashes.map((h) => `/keys/${h}`), async () => ({})],
-      ...onEach('key lookup: control on {platform}, GET /internal/v1/keys/{hash}', hashes.map((h) => `/internal/v1/keys/${h}`), serviceAuth),
-      ...onEach('framework floor: control on {platform}, GET /healthz (no I/O)', ['/healthz'], async () => ({})),
+      ...apps.map((app): Phase => [name('key lookup', app), app.child, app.url, hashes.map((h) => `/internal/v1/keys/${h}`), serviceAuth]),
+      ...apps.filter((app) => app.level === 'info').map((app): Phase => [name('framework floor (GET /healthz, no I/O)', app), app.child, app.url, ['/healthz'], async () => ({})]),
       ['key list: baseline (node http + pg)', baseline, baseUrl, [`/workspaces/${listWs}/keys`], async () => ({})],
-      ...onEach('key list: control on {platform}, GET /api/v1/workspaces/{ws}/keys', [`/api/v1/workspaces/${listWs}/keys`], async () => auth),
+      ...apps.map((app): Phase => [name('key list', app), app.child, app.url, [`/api/v1/workspaces/${listWs}/keys`], async () => auth]),
     ];
     const load0 = loadavg();
     const rounds: Measure[][] = phases.map(() => []);
@@ -168,26 +180,27 @@ async function main(): Promise<void> {
     }
     const results = rounds.map((list) => [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)]);
 
-    const [lookupBase, lookupExpress, lookupFastify, floorExpress, floorFastify, listBase, listExpress, listFastify] = results;
+    const byName = new Map(results.map((m) => [m.name, m]));
+    const lookupBase = results[0];
+    const listBase = byName.get('key list: baseline (node http + pg)')!;
     const pct = (a: number, b: number) => `${Math.round((a / b) * 100)}%`;
     const row = (m: Measure, base?: Measure) =>
-      `| ${m.name} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${base ? pct(m.rps, base.rps) : '100%'} | ${Math.round(m.cpuUs)} | ${base ? pct(base.cpuUs, m.cpuUs) : '100%'} | ${m.non2xx + m.errors} |`;
+      `| ${m.name} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${base ? pct(m.rps, base.rps) : '100%'} | ${base ? (m.p99 / base.p99).toFixed(2) : '1.00'} | ${Math.round(m.cpuUs)} | ${base ? pct(base.cpuUs, m.cpuUs) : '100%'} | ${m.non2xx + m.errors} |`;
     const loadAverage = (avg: number[]) => avg.map((n) => n.toFixed(1)).join(' ');
+    const target = (label: string, m: Measure | undefined, base: Measure, share: number, p99?: number) =>
+      m
+        ? `- ${label}: ${pct(m.rps, base.rps)} of the baseline (target >= ${share * 100}%)${p99 ? `, p99 ${(m.p99 / base.p99).toFixed(2)}x (target <= ${p99}x)` : ''}: ${m.rps >= share * base.rps && (!p99 || m.p99 <= p99 * base.p99) ? 'met' : 'NOT met'}`
+        : '';
     const lines = [
       `${new Date().toISOString()}, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${DURATION_S} s per phase (after ${WARMUP_S} s warm-up), pg pool ${POOL_SIZE}, node ${process.version}, load average ${loadAverage(load0)} before the rounds, ${loadAverage(loadavg())} after`,
       '',
-      '| Phase | req/s | p50 ms | p99 ms | req/s of baseline | server CPU us/req | CPU efficiency of baseline | non-2xx + errors |',
-      '|---|---|---|---|---|---|---|---|',
-      row(lookupBase),
-      row(lookupExpress, lookupBase),
-      row(lookupFastify, lookupBase),
-      row(floorExpress, lookupBase),
-      row(floorFastify, lookupBase),
-      row(listBase),
-      row(listExpress, listBase),
-      row(listFastify, listBase),
+      '| Phase | req/s | p50 ms | p99 ms | req/s of baseline | p99 / baseline | server CPU us/req | CPU efficiency of baseline | non-2xx + errors |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...results.map((m) => row(m, m === lookupBase || m === listBase ? undefined : m.name.startsWith('key list') ? listBase : lookupBase)),
       '',
-      `Key lookup target on Express (>= 50% of the baseline's rate): ${lookupExpress.rps >= 0.5 * lookupBase.rps ? 'met' : 'NOT met'} (${pct(lookupExpress.rps, lookupBase.rps)}); on Fastify: ${pct(lookupFastify.rps, lookupBase.rps)} of the baseline`,
+      target('key lookup, Express, default LOG_LEVEL', byName.get('key lookup: after, express, LOG_LEVEL=info'), lookupBase, 0.6, 1.5),
+      target('key lookup, Fastify, default LOG_LEVEL', byName.get('key lookup: after, fastify, LOG_LEVEL=info'), lookupBase, 0.9),
+      target('key list, Express, default LOG_LEVEL', byName.get('key list: after, express, LOG_LEVEL=info'), listBase, 0.45),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

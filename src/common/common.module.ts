@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { FrozenWorkspaceGuard } from 'src/common/access/frozen-workspace.guard';
 import { MembershipGuard } from 'src/common/access/membership.guard';
+import { RequestGuard } from 'src/common/access/request.guard';
 import { RoleGuard } from 'src/common/access/role.guard';
 import { AuthenticationGuard } from 'src/common/auth/authentication.guard';
 import { IssuerKeys } from 'src/common/auth/issuer-keys';
@@ -26,13 +27,15 @@ import { MetricsService } from 'src/common/metrics/metrics.service';
     ServiceTokenAuthGuard,
     MetricsService,
     WorkspaceAccess,
-    // Global guards run in this order: who is calling, then (workspace routes) member 404, role 403,
-    // frozen 409, then text no store can take (an id that cannot exist 404, a field 422).
-    { provide: APP_GUARD, useClass: AuthenticationGuard },
-    { provide: APP_GUARD, useClass: MembershipGuard },
-    { provide: APP_GUARD, useClass: RoleGuard },
-    { provide: APP_GUARD, useClass: FrozenWorkspaceGuard },
-    { provide: APP_GUARD, useClass: InputTextGuard },
+    // One global guard runs, in this order, what a handler needs of: who is calling, then (workspace
+    // routes) member 404, role 403, frozen 409, then text no store can take (an id that cannot exist
+    // 404, a field 422). src/common/access/request.guard.ts.
+    AuthenticationGuard,
+    MembershipGuard,
+    RoleGuard,
+    FrozenWorkspaceGuard,
+    InputTextGuard,
+    { provide: APP_GUARD, useClass: RequestGuard },
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: ApiExceptionFilter },
   ],

@@ -86,12 +86,22 @@ function refusal(loc: (string | number)[], fault: InputFault): FieldError {
  */
 @Injectable()
 export class InputTextGuard implements CanActivate {
-  private readonly reads = new WeakMap<object, Reads>();
+  private readonly handlers = new WeakMap<object, Reads>();
+
+  /** Whether the handler reads anything this guard checks (a path parameter, query parameter or body). */
+  reads(controller: Type, handler: object): boolean {
+    const reads = this.readsOf(controller, handler);
+    return reads.params.length > 0 || reads.query === 'all' || reads.query.size > 0 || reads.body;
+  }
+
+  private readsOf(controller: Type, handler: object): Reads {
+    let reads = this.handlers.get(handler);
+    if (!reads) this.handlers.set(handler, (reads = readsOf(controller, handler)));
+    return reads;
+  }
 
   canActivate(context: ExecutionContext): boolean {
-    const handler = context.getHandler();
-    let reads = this.reads.get(handler);
-    if (!reads) this.reads.set(handler, (reads = readsOf(context.getClass(), handler)));
+    const reads = this.readsOf(context.getClass(), context.getHandler());
     const request = context.switchToHttp().getRequest<{ params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown }>();
     for (const [name, detail] of reads.params) {
       const value = request.params?.[name];

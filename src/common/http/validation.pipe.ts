@@ -96,6 +96,18 @@ function structuralErrors(instance: object, loc: (string | number)[]): FieldErro
 }
 
 /**
+ * Query DTO classes an empty query has passed once: it passes every time (the same defaults meet the
+ * same rules), so a list request without query parameters skips class-validator's walk (~20-45 us
+ * of CPU, bench/README.md).
+ */
+const emptyQueryPasses = new WeakSet<Function>();
+
+function isEmpty(value: object): boolean {
+  for (const _ in value) return false;
+  return true;
+}
+
+/**
  * Validates bodies and queries declared with a DTO class: unknown body fields are refused (unknown
  * query parameters are dropped), no implicit
  * type conversion (DTOs convert explicitly), and failures answer 422 with `{loc, msg, type}` entries.
@@ -113,10 +125,13 @@ export class ApiValidationPipe implements PipeTransform {
       throw new FieldValidationError([{ loc: [type], msg: 'value must be a JSON object', type: 'model_type' }]);
     }
     const instance = plainToInstance(metatype, value) as object;
+    const empty = type === 'query' && isEmpty(value);
+    if (empty && emptyQueryPasses.has(metatype)) return instance;
     const errors = await validate(instance, { whitelist: true, forbidNonWhitelisted: type === 'body', forbidUnknownValues: false });
     if (errors.length > 0) throw new FieldValidationError(flatten(errors, type));
     const structural = structuralErrors(instance, [type]);
     if (structural.length > 0) throw new FieldValidationError(structural);
+    if (empty) emptyQueryPasses.add(metatype);
     return instance;
   }
 }

@@ -1,4 +1,5 @@
 import { LoggerService } from '@nestjs/common';
+import { flushLines } from 'src/common/logging/log-sink';
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
 type Level = keyof typeof LEVELS;
@@ -26,6 +27,8 @@ export class JsonLogger implements LoggerService {
   private write(level: Level, message: unknown, context?: string) {
     if (LEVELS[level] < LEVELS[this.minimum]) return;
     const fields = typeof message === 'object' && message !== null ? (message as Record<string, unknown>) : { msg: String(message) };
+    // After the access lines buffered before it (src/common/logging/log-sink.ts); these lines are rare.
+    flushLines();
     process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level, context, ...fields })}\n`);
   }
 }

@@ -5,10 +5,11 @@ import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { KeysController } from 'src/modules/keys/keys.controller';
 import { KeysJob } from 'src/modules/keys/keys.job';
 import { KeysService } from 'src/modules/keys/keys.service';
+import { PendingRemovals } from 'src/modules/keys/pending-removals';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
 import { VirtualKeyRemoval } from 'src/modules/keys/entities/virtual-key-removal.entity';
 import { VirtualKeyUsage } from 'src/modules/keys/entities/virtual-key-usage.entity';
 
-@Module({ imports: [TypeOrmModule.forFeature([VirtualKey, VirtualKeyRemoval, VirtualKeyUsage]), AuditModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob], exports: [KeysService] })
+@Module({ imports: [TypeOrmModule.forFeature([VirtualKey, VirtualKeyRemoval, VirtualKeyUsage]), AuditModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob, PendingRemovals], exports: [KeysService] })
 export class KeysModule {}

@@ -1,5 +1,5 @@
 import { KeyDocumentRow, keyStatus, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
-import { newSecret, SECRET_BYTES } from 'src/modules/keys/keys.service';
+import { lapsed, newSecret, SECRET_BYTES } from 'src/modules/keys/keys.service';
 
 describe('keyStatus', () => {
   const now = new Date('2030-01-01T00:00:00.000Z');
@@ -70,5 +70,28 @@ describe('toKeyContext', () => {
     const now = new Date('2029-01-01T00:00:00.000Z');
     expect(toKeyContext(base, now).valid_until).toBeNull();
     expect(toKeyContext({ ...base, previous: true }, now).valid_until).toBe('2030-01-01T00:00:00.000Z');
+  });
+});
+
+describe('lapsed (a stored key context past its expiry or grace is not answered from the hot path)', () => {
+  const now = Date.parse('2030-01-01T00:00:00.000Z');
+  const context = (fields: Record<string, unknown>) =>
+    JSON.stringify({ key_id: 'key_1', status: 'active', attributes: {}, expires_at: null, revoked_at: null, valid_until: null, ...fields });
+
+  it('is false without expiry or grace, and before them', () => {
+    expect(lapsed(context({}), now)).toBe(false);
+    expect(lapsed(context({ expires_at: '2030-01-01T00:00:00.001Z', valid_until: '2030-01-01T00:00:00.001Z' }), now)).toBe(false);
+  });
+
+  it('is true from expires_at or valid_until on', () => {
+    expect(lapsed(context({ expires_at: '2030-01-01T00:00:00.000Z' }), now)).toBe(true);
+    expect(lapsed(context({ valid_until: '2029-12-31T23:59:59.999Z' }), now)).toBe(true);
+  });
+
+  it('cannot be fooled by a same-named field inside attributes: any past occurrence sends the lookup to PostgreSQL', () => {
+    const forged = context({ attributes: { expires_at: '2999-01-01T00:00:00.000Z', valid_until: '2999-01-01T00:00:00.000Z' }, expires_at: '2029-01-01T00:00:00.000Z' });
+    expect(lapsed(forged, now)).toBe(true);
+    expect(lapsed(context({ attributes: { expires_at: '2000-01-01T00:00:00.000Z' } }), now)).toBe(true);
+    expect(lapsed(context({ attributes: { note: '"expires_at":"2999-01-01T00:00:00.000Z"' }, expires_at: '2029-01-01T00:00:00.000Z' }), now)).toBe(true);
   });
 });

@@ -17,6 +17,7 @@ import { HotPath } from 'src/modules/publication/hot-path';
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
 import { settleAll } from 'src/database/settle-all';
 import { errorFields } from 'src/common/logging/error-fields';
+import { PendingRemovals } from 'src/modules/keys/pending-removals';
 
 const PREFIXES = ['ob_live', 'ob_test'] as const;
 const TOOLS_MODES = ['full', 'progressive'] as const;
@@ -63,6 +64,22 @@ export function newSecret(prefix: string): string {
   return `${prefix}_${randomBytes(SECRET_BYTES).toString('base64url')}`;
 }
 
+const TIME_FIELDS = ['"expires_at":"', '"valid_until":"'];
+/**
+ * Whether a stored key context names an `expires_at` or `valid_until` already past: then it is not
+ * answered (PostgreSQL computes the status on this clock, not on Redis's expiry). Every occurrence
+ * counts, so a same-named field inside `attributes` can only send the lookup to PostgreSQL.
+ */
+export function lapsed(context: string, now: number): boolean {
+  for (const field of TIME_FIELDS) {
+    for (let at = context.indexOf(field); at !== -1; at = context.indexOf(field, at + 1)) {
+      const start = at + field.length;
+      if (Date.parse(context.slice(start, context.indexOf('"', start))) <= now) return true;
+    }
+  }
+  return false;
+}
+
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T, message: string): T {
   if (value === undefined || value === null) return fallback;
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
@@ -84,6 +101,7 @@ export class KeysService implements OnModuleInit {
     private readonly audit: AuditService,
     private readonly hotPath: HotPath,
     private readonly overviews: OverviewRegistry,
+    private readonly pending: PendingRemovals,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -199,7 +217,7 @@ export class KeysService implements OnModuleInit {
         target: rotated.id,
         detail: { key_id: rotated.id, last4: rotated.last4, prefix: rotated.prefix },
       });
-      tx.afterCommit(() => this.sync(rotated.id));
+      tx.afterCommit(() => this.settle(rotated.id));
       return [rotated, secret] as const;
     });
     return { ...this.document(row), plaintext };
@@ -230,20 +248,35 @@ export class KeysService implements OnModuleInit {
         target: revoked.id,
         detail: { agent_id: revoked.agent_id, prefix: revoked.prefix, last4: revoked.last4 },
       });
-      tx.afterCommit(() => this.sync(revoked.id));
+      tx.afterCommit(() => this.settle(revoked.id));
       return revoked;
     });
     return this.document(row);
   }
 
   /**
-   * The key context for a sha256 digest, as JSON text, from PostgreSQL (any status; null for an
-   * unknown digest, a replaced secret past its grace, or a missing workspace). Never from the hot
-   * path: a revoke's failed Redis delete must not let this route answer `active` after the 200.
+   * The key context for a sha256 digest, as JSON text: the hot path's copy, as stored, when it is
+   * provably current (no removal of the digest pending on this replica's fresh copy of the set, and
+   * no `expires_at`/`valid_until` passed by this clock), else PostgreSQL's (any status; null for an
+   * unknown digest, a replaced secret past its grace, or a missing workspace). docs/decisions.md
+   * has the argument that no lookup after a revoke's 200 answers `active`.
    */
   async context(keyHash: string): Promise<string | null> {
+    if (this.pending.servable(keyHash)) {
+      const stored = await this.hotPath.get(this.hotPath.keyName(keyHash)).catch(() => null);
+      // Checked again: the digest may have entered the set while Redis answered.
+      if (stored !== null && this.pending.servable(keyHash) && !lapsed(stored, Date.now())) return stored;
+    }
     const [row] = await namedQuery<KeyContextRow>(this.dataSource, BY_HASH, [keyHash]);
     return row ? JSON.stringify(toKeyContext(row, new Date())) : null;
+  }
+
+  /**
+   * After commit of a revoke or rotation: the sync, and when its Redis delete did not land, the
+   * wait after which no replica can still answer the removed digest from Redis.
+   */
+  private async settle(keyId: string): Promise<void> {
+    if (!(await this.sync(keyId))) await this.pending.outwait();
   }
 
   /**
