@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { bearer, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
+import { IdentityIssuer } from 'test/support/identity-issuer';
 
 describe('operator authentication', () => {
   let t: TestApp;
@@ -124,6 +125,23 @@ describe('identity not configured', () => {
     const health = await t.http().get('/healthz').expect(200);
     expect(health.body).toEqual({ ok: true });
     expect(health.headers['cache-control']).toBeUndefined();
+  });
+});
+
+describe('an issuer whose iss ends in /', () => {
+  it('compares iss with IDENTITY_ISSUER verbatim and fetches the JWKS without the doubled slash', async () => {
+    const issuer = await IdentityIssuer.start();
+    const t = await startTestApp({ IDENTITY_ISSUER: `${issuer.url}/` });
+    try {
+      const me = async (token: string) => t.http().get('/api/v1/me').set(bearer({ token }));
+      const res = await me(await issuer.token({ sub: 'slash', issuer: `${issuer.url}/` }));
+      expect(res.status).toBe(200);
+      expect(issuer.jwksRequests).toBe(1);
+      expect(await me(await issuer.token({ sub: 'slash', issuer: issuer.url }))).toMatchObject({ status: 401, body: { detail: 'session not accepted' } });
+    } finally {
+      await t.close();
+      await issuer.stop();
+    }
   });
 });
 

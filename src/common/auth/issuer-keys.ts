@@ -26,8 +26,8 @@ export class IssuerKeys {
   private readonly unlistedKey?: SecretOrKeyProvider;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
-    if (!config.identityIssuer) return;
-    const jwksUri = `${config.identityIssuer}/.well-known/jwks.json`;
+    const jwksUri = config.identityJwksUri;
+    if (!jwksUri) return;
     const fetcher = (uri: string) => this.fetch(uri);
     this.listedKey = passportJwtSecret({ jwksUri, fetcher, cache: true, cacheMaxAge: config.jwksTtlSeconds * 1000 }) as SecretOrKeyProvider;
     this.unlistedKey = passportJwtSecret({ jwksUri, fetcher, cache: false, rateLimit: true, jwksRequestsPerMinute: UNKNOWN_KID_REFETCHES_PER_MINUTE }) as SecretOrKeyProvider;
