@@ -1,6 +1,7 @@
 import { createClient, RedisClientType } from 'redis';
 import { SignJWT } from 'jose';
 import { createHash, createPublicKey, randomUUID, verify } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import { canonicalJson } from 'src/common/crypto/crypto';
 import { verifySnapshot } from 'src/modules/publication/snapshot-integrity';
 import { signServiceToken } from 'src/common/auth/service-token';
@@ -235,6 +236,24 @@ describe('gateway-facing routes', () => {
       const published = await held(ws);
       await redis.del(`${t.config.redisPrefix}:snapshot:${ws}`);
       expect((await read(ws, 200)).body).toEqual(published);
+    });
+
+    it('serves a version byte-identical from the hot path and from PostgreSQL, as RFC 8785 canonical JSON, numeric model names included', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      const price = { input_micros_usd_per_mtok: 1, output_micros_usd_per_mtok: 2, cached_micros_usd_per_mtok: 0, reasoning_micros_usd_per_mtok: 2 };
+      await t.http().put(`/api/v1/workspaces/${ws}/pricing`).set(bearer(op)).send({ prices: ['10', '9', 'a'].map((model) => ({ model, ...price })) }).expect(200);
+      const fromRedis = await read(ws, 200);
+      expect(fromRedis.text).toBe((await redis.get(`${t.config.redisPrefix}:snapshot:${ws}`))!);
+      await redis.del(`${t.config.redisPrefix}:snapshot:${ws}`);
+      const fromPostgres = await read(ws, 200);
+      expect(fromPostgres.text).toBe(fromRedis.text);
+      expect(fromPostgres.headers.etag).toBe(fromRedis.headers.etag);
+      // An independent RFC 8785 implementation agrees on the bytes and on the digest.
+      expect(fromRedis.text).toBe(canonicalize(JSON.parse(fromRedis.text)));
+      expect(fromRedis.text).toContain('"models":{"10":');
+      const { integrity, ...content } = JSON.parse(fromRedis.text);
+      expect(integrity.digest).toBe(`sha256:${sha256(canonicalize(content)!)}`);
     });
 
     it('builds a newly staged version at once, and keeps that document for the version', async () => {
