@@ -299,8 +299,8 @@ describe('gateway-facing routes', () => {
       expect(await t.db.query(`SELECT instance_id, version, digest FROM snapshot_instances WHERE workspace_id = $1`, [ws])).toEqual([{ instance_id: 'gw-1', version: 1, digest }]);
     });
 
-    it('answers 409 for a version above the published one or a digest that is not that version\'s', async () => {
-      expect((await report(applied({ version: 2 }), 409)).body).toEqual({ detail: 'version 2 is above the published version 1' });
+    it('answers 409 for a version above the current one or a digest that is not that version\'s', async () => {
+      expect((await report(applied({ version: 2 }), 409)).body).toEqual({ detail: 'version 2 is above the current version 1' });
       expect((await report(applied({ digest: `sha256:${'a'.repeat(64)}` }), 409)).body).toEqual({ detail: 'digest is not the digest of snapshot version 1' });
       expect(await t.db.query(`SELECT count(*)::int AS n FROM snapshot_instances WHERE workspace_id = $1 AND instance_id <> 'gw-1'`, [ws])).toEqual([{ n: 0 }]);
     });
