@@ -2554,6 +2554,7 @@ export interface components {
                 allow_to_deny: number;
                 deny_to_allow: number;
             };
+            /** @description Receipts of the replayed span without a recorded request (or with a malformed one), counted among the newest `limit` receipts of the span only: the count probes at most `limit` receipts, however wide the window, plus the malformed requests read */
             not_replayable: number;
             errors: number;
             changes: {

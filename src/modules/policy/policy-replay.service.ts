@@ -45,11 +45,17 @@ const RECORDED = `
   ORDER BY r.occurred_at DESC, r.receipt_id DESC
   LIMIT $5`;
 
-/** Receipts (invocations) in `[from, to)` none of whose revisions carries an authorization request. */
+/**
+ * Of the newest $4 receipts (invocations) in `[from, to)`, those none of whose revisions carries an
+ * authorization request: at most $4 (the replay's `limit`) heads are probed, walked newest first on
+ * `receipt_heads_list_idx`, however wide the window (a `from` in the year 0001 included).
+ */
 const NOT_REPLAYABLE = `
-  SELECT count(*)::int AS n FROM receipt_heads h
-  WHERE h.workspace_id = $1 AND h.occurred_at >= $2 AND h.occurred_at < $3
-    AND ${newestRequestOf('h')} IS NULL`;
+  SELECT count(*)::int AS n FROM (
+    SELECT h.workspace_id, h.invocation_id FROM receipt_heads h
+    WHERE h.workspace_id = $1 AND h.occurred_at >= $2 AND h.occurred_at < $3
+    ORDER BY h.occurred_at DESC, h.receipt_id DESC LIMIT $4
+  ) h WHERE ${newestRequestOf('h')} IS NULL`;
 
 interface RecordedRow {
   receipt_id: string;
@@ -192,8 +198,8 @@ export class PolicyReplayService {
       });
     };
     await this.policy.evaluate(ws, hash, source, nextPage, (results) => page.forEach((recorded, i) => tally(recorded, results[i])));
-    // With the limit reached, the replay covers the window from its oldest decision on; not-replayable receipts are counted over that span.
-    const [{ n: unrecorded }]: { n: number }[] = await this.dataSource.query(NOT_REPLAYABLE, [ws.id, read === limit ? oldest : window.from, window.to]);
+    // With the limit reached, the replay covers the window from its oldest decision on; not-replayable receipts are counted over that span, among its newest `limit`.
+    const [{ n: unrecorded }]: { n: number }[] = await this.dataSource.query(NOT_REPLAYABLE, [ws.id, read === limit ? oldest : window.from, window.to, limit]);
     // Most flips first, then by the group's key (action, resource, principal type).
     const changes = [...groups]
       .sort(([ka, a], [kb, b]) => b.count - a.count || ka.localeCompare(kb))
