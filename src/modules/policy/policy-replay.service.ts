@@ -10,7 +10,7 @@ import { AuthorizationRequest, Evaluation, pagesOf } from 'src/modules/policy/po
 import { PolicyStatement, splitPolicies } from 'src/modules/policy/policy-source';
 import { PolicyService } from 'src/modules/policy/policy.service';
 import { MAX_CHANGE_GROUPS } from 'src/modules/policy/policy.responses';
-import { unifiedDiff } from 'src/modules/policy/text-diff';
+import { diffBudget, unifiedDiff } from 'src/modules/policy/text-diff';
 import { RECEIPT_NOT_FOUND } from 'src/modules/receipts/receipts.service';
 import { isJsonObject } from 'src/common/json/json';
 
@@ -256,12 +256,13 @@ export class PolicyReplayService {
     const added: { id: string; text: string }[] = [];
     const changed: { id: string; diff: string }[] = [];
     let unchanged = 0;
+    const budget = diffBudget();
     for (const statement of splitPolicies(after.cedarText)) {
       const previous = old.get(statement.id);
       old.delete(statement.id);
       if (!previous) added.push({ id: statement.id, text: statement.text });
       else if (previous.text === statement.text) unchanged++;
-      else changed.push({ id: statement.id, diff: unifiedDiff(previous.text, statement.text) });
+      else changed.push({ id: statement.id, diff: unifiedDiff(previous.text, statement.text, budget) });
     }
     const removed = [...old.values()].map((s) => ({ id: s.id, text: s.text }));
     const describe = (s: PolicySide) => ({ ref: s.ref, revision_id: s.revision_id, draft_hash: s.draft_hash });
