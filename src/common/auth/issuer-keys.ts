@@ -15,7 +15,7 @@ export const JWKS_POLL_MS = 1000;
  * answered from the newest key set read. No token ever causes a JWKS request: a key the issuer
  * publishes is used within a second, and a flood of tokens naming kids it does not list costs
  * the issuer nothing (docs/decisions.md, issue 29). Before the first successful read a lookup
- * waits for the read under way (bounded by JWKS_TIMEOUT_MS) rather than starting one. A key is
+ * waits for the next read (at the same pace) rather than starting one of its own. A key is
  * trusted for IDENTITY_JWKS_TTL_S after the last read that listed it, so a key the issuer removes,
  * or every key while the issuer is unreachable, stops verifying within that.
  */
@@ -25,6 +25,8 @@ export class IssuerKeys implements OnModuleInit, OnModuleDestroy {
   private readonly keys = new Map<string, { publicKey: string; listedAt: number }>();
   private readonly client?: JwksClient;
   private reading: Promise<void> | null = null;
+  /** Epoch ms at which the last read started. */
+  private lastRead = 0;
   private timer?: NodeJS.Timeout;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
@@ -35,7 +37,9 @@ export class IssuerKeys implements OnModuleInit, OnModuleDestroy {
   onModuleInit(): void {
     if (!this.client) return;
     void this.read();
-    this.timer = setInterval(() => void this.read(), JWKS_POLL_MS);
+    this.timer = setInterval(() => {
+      if (Date.now() - this.lastRead >= JWKS_POLL_MS / 2) void this.read();
+    }, JWKS_POLL_MS);
     this.timer.unref();
   }
 
@@ -52,9 +56,21 @@ export class IssuerKeys implements OnModuleInit, OnModuleDestroy {
       if (key && Date.now() < key.listedAt + this.config.jwksTtlSeconds * 1000) done(null, key.publicKey);
       else done(new Error('unknown signing key'));
     };
-    if (this.keys.size > 0 || this.reading === null) answer();
-    else void this.reading.then(answer);
+    if (this.keys.size > 0) answer();
+    else void this.firstKeys().then(answer);
   };
+
+  /**
+   * Before any key is known (the first reads failed, or the issuer is this very process, not yet
+   * listening when the first read ran): the read under way, else one no sooner than JWKS_POLL_MS
+   * after the last, so a burst of sessions waits for reads at the poll's pace instead of making one each.
+   */
+  private async firstKeys(): Promise<void> {
+    if (this.reading) return this.reading;
+    const wait = this.lastRead + JWKS_POLL_MS - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (this.keys.size === 0) await this.read();
+  }
 
   /** Epoch ms after which the key set that vouched for `kid` is stale (0 when the newest set does not list it). */
   listedUntil(kid: string): number {
@@ -64,7 +80,9 @@ export class IssuerKeys implements OnModuleInit, OnModuleDestroy {
 
   /** One read of the key set, unless one is under way; a failure keeps the keys read before. */
   private read(): Promise<void> {
-    this.reading ??= this.client!.getSigningKeys()
+    if (this.reading) return this.reading;
+    this.lastRead = Date.now();
+    this.reading = this.client!.getSigningKeys()
       .then((keys) => {
         const now = Date.now();
         const listed = new Set<string>();
