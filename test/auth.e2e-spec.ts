@@ -3,6 +3,9 @@ import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { bearer, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
+import { IdentityIssuer } from 'test/support/identity-issuer';
+import { randomUUID } from 'node:crypto';
+import { JWKS_POLL_MS } from 'src/common/auth/issuer-keys';
 
 describe('operator authentication', () => {
   let t: TestApp;
@@ -127,19 +130,96 @@ describe('identity not configured', () => {
   });
 });
 
+describe('an issuer whose iss ends in /', () => {
+  it('compares iss with IDENTITY_ISSUER verbatim and fetches the JWKS without the doubled slash', async () => {
+    const issuer = await IdentityIssuer.start();
+    const t = await startTestApp({ IDENTITY_ISSUER: `${issuer.url}/` });
+    try {
+      const me = async (token: string) => t.http().get('/api/v1/me').set(bearer({ token }));
+      const res = await me(await issuer.token({ sub: 'slash', issuer: `${issuer.url}/` }));
+      expect(res.status).toBe(200);
+      expect(await me(await issuer.token({ sub: 'slash', issuer: issuer.url }))).toMatchObject({ status: 401, body: { detail: 'session not accepted' } });
+    } finally {
+      await t.close();
+      await issuer.stop();
+    }
+  });
+});
+
 describe('JWKS caching', () => {
-  it('fetches the key set once for many requests and refetches for an unknown kid at most once per cooldown', async () => {
+  it('reads the key set on its own cadence: many sessions and unknown kids cause no JWKS request', async () => {
     const t = await startTestApp();
     try {
       const token = await t.issuer.token({ sub: 'cache' });
+      const started = Date.now();
+      const before = t.issuer.jwksRequests;
       for (let i = 0; i < 5; i++) await t.http().get('/api/v1/me').set(bearer({ token })).expect(200);
-      expect(t.issuer.jwksRequests).toBe(1);
-      for (let i = 0; i < 3; i++) {
-        await t.http().get('/api/v1/me').set(bearer({ token: await t.issuer.token({ kid: `rotated-${i}` }) })).expect(401);
-      }
-      expect(t.issuer.jwksRequests).toBe(2);
+      for (let i = 0; i < 20; i++) await t.http().get('/api/v1/me').set(bearer({ token: await t.issuer.token({ kid: `rotated-${i}` }) })).expect(401);
+      // One read a second at most, whatever was sent.
+      expect(t.issuer.jwksRequests - before).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / JWKS_POLL_MS) + 1);
     } finally {
       await t.close();
+    }
+  });
+
+  it('a flood of forged kids while the issuer publishes a new key: real sessions with it get in within a second, the flood costs no JWKS request', async () => {
+    const t = await startTestApp();
+    const me = (token: string) => t.http().get('/api/v1/me').set(bearer({ token }));
+    try {
+      await me(await t.issuer.token({ sub: 'before-rotation' })).expect(200);
+      let flooding = true;
+      let forged = 0;
+      const flood = Array.from({ length: 8 }, async () => {
+        while (flooding) {
+          const res = await me(await t.issuer.token({ kid: `forged-${randomUUID()}` }));
+          expect(res.status).toBe(401);
+          forged++;
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const requestsBefore = t.issuer.jwksRequests;
+      const floodStarted = Date.now();
+      await t.issuer.rotate();
+      const published = Date.now();
+      const real = await t.issuer.token({ sub: 'after-rotation' });
+      let admittedAt = 0;
+      while (admittedAt === 0 && Date.now() < published + 10_000) {
+        if ((await me(real)).status === 200) admittedAt = Date.now();
+        else await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      flooding = false;
+      await Promise.all(flood);
+      const elapsed = Date.now() - floodStarted;
+      // Within the poll interval, with room for a loaded machine's request latency.
+      expect(admittedAt).toBeGreaterThan(0);
+      expect(admittedAt - published).toBeLessThan(JWKS_POLL_MS + 750);
+      expect(forged).toBeGreaterThan(50);
+      expect(t.issuer.jwksRequests - requestsBefore).toBeLessThanOrEqual(Math.ceil(elapsed / JWKS_POLL_MS) + 1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('before the first successful read, a burst of sessions makes no JWKS request of its own', async () => {
+    let requests = 0;
+    const down = createServer((_, res) => {
+      requests++;
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((r) => down.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(down.address() as AddressInfo).port}`;
+    const t = await startTestApp({ IDENTITY_ISSUER: url });
+    try {
+      const issuer = await IdentityIssuer.start();
+      const started = Date.now();
+      const results = await Promise.all(Array.from({ length: 40 }, async () => (await t.http().get('/api/v1/me').set(bearer({ token: await issuer.token({ issuer: url }) }))).status));
+      expect(results.every((status) => status === 401)).toBe(true);
+      expect(requests).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / JWKS_POLL_MS) + 2);
+      await issuer.stop();
+    } finally {
+      await t.close();
+      down.close();
     }
   });
 
@@ -176,9 +256,9 @@ describe('JWKS caching', () => {
     const sign = (kid: string, key: import('jose').KeyLike) =>
       new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(url).setSubject('rot').setExpirationTime('5m').sign(key);
     try {
-      await t.http().get('/api/v1/me').set(bearer({ token: await sign('k1', first.privateKey) })).expect(200);
+      await eventually(async () => t.http().get('/api/v1/me').set(bearer({ token: await sign('k1', first.privateKey) })).expect(200));
       keys.push({ ...(await exportJWK(second.publicKey)), kid: 'k2', alg: 'RS256' });
-      await t.http().get('/api/v1/me').set(bearer({ token: await sign('k2', second.privateKey) })).expect(200);
+      await eventually(async () => t.http().get('/api/v1/me').set(bearer({ token: await sign('k2', second.privateKey) })).expect(200), 20, 100);
     } finally {
       await t.close();
       server.close();

@@ -1,6 +1,7 @@
 import { createClient, RedisClientType } from 'redis';
 import { SignJWT } from 'jose';
 import { createHash, createPublicKey, randomUUID, verify } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import { canonicalJson } from 'src/common/crypto/crypto';
 import { verifySnapshot } from 'src/modules/publication/snapshot-integrity';
 import { signServiceToken } from 'src/common/auth/service-token';
@@ -237,6 +238,24 @@ describe('gateway-facing routes', () => {
       expect((await read(ws, 200)).body).toEqual(published);
     });
 
+    it('serves a version byte-identical from the hot path and from PostgreSQL, as RFC 8785 canonical JSON, numeric model names included', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      const price = { input_micros_usd_per_mtok: 1, output_micros_usd_per_mtok: 2, cached_micros_usd_per_mtok: 0, reasoning_micros_usd_per_mtok: 2 };
+      await t.http().put(`/api/v1/workspaces/${ws}/pricing`).set(bearer(op)).send({ prices: ['10', '9', 'a'].map((model) => ({ model, ...price })) }).expect(200);
+      const fromRedis = await read(ws, 200);
+      expect(fromRedis.text).toBe((await redis.get(`${t.config.redisPrefix}:snapshot:${ws}`))!);
+      await redis.del(`${t.config.redisPrefix}:snapshot:${ws}`);
+      const fromPostgres = await read(ws, 200);
+      expect(fromPostgres.text).toBe(fromRedis.text);
+      expect(fromPostgres.headers.etag).toBe(fromRedis.headers.etag);
+      // An independent RFC 8785 implementation agrees on the bytes and on the digest.
+      expect(fromRedis.text).toBe(canonicalize(JSON.parse(fromRedis.text)));
+      expect(fromRedis.text).toContain('"models":{"10":');
+      const { integrity, ...content } = JSON.parse(fromRedis.text);
+      expect(integrity.digest).toBe(`sha256:${sha256(canonicalize(content)!)}`);
+    });
+
     it('builds a newly staged version at once, and keeps that document for the version', async () => {
       const before = (await read(owner.workspaceId, 200)).body.version;
       await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [owner.workspaceId]);
@@ -280,8 +299,8 @@ describe('gateway-facing routes', () => {
       expect(await t.db.query(`SELECT instance_id, version, digest FROM snapshot_instances WHERE workspace_id = $1`, [ws])).toEqual([{ instance_id: 'gw-1', version: 1, digest }]);
     });
 
-    it('answers 409 for a version above the published one or a digest that is not that version\'s', async () => {
-      expect((await report(applied({ version: 2 }), 409)).body).toEqual({ detail: 'version 2 is above the published version 1' });
+    it('answers 409 for a version above the current one or a digest that is not that version\'s', async () => {
+      expect((await report(applied({ version: 2 }), 409)).body).toEqual({ detail: 'version 2 is above the current version 1' });
       expect((await report(applied({ digest: `sha256:${'a'.repeat(64)}` }), 409)).body).toEqual({ detail: 'digest is not the digest of snapshot version 1' });
       expect(await t.db.query(`SELECT count(*)::int AS n FROM snapshot_instances WHERE workspace_id = $1 AND instance_id <> 'gw-1'`, [ws])).toEqual([{ n: 0 }]);
     });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { createClient, RedisClientType } from 'redis';
@@ -255,6 +256,83 @@ describe('key rotation', () => {
     expect((await agent(won[0].body.plaintext)).status).toBe(200);
   });
 
+  describe('rotations from two places', () => {
+    /** `count` HTTP connections to the app opened beforehand, so `count` requests leave together; POSTs a JSON body on each at once. */
+    const preopened = async (count: number) => {
+      const port = (t.app.getHttpServer().address() as AddressInfo).port;
+      const agent = new HttpAgent({ keepAlive: true, maxSockets: count });
+      const send = (method: string, path: string, body?: object) =>
+        new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+          const req = httpRequest({ host: '127.0.0.1', port, method, path, agent, headers: { ...bearer(owner), 'content-type': 'application/json' } }, (res) => {
+            let text = '';
+            res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+            res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : {} }));
+          });
+          req.on('error', reject);
+          req.end(body === undefined ? undefined : JSON.stringify(body));
+        });
+      await Promise.all(Array.from({ length: count }, () => send('GET', '/healthz')));
+      expect(Object.values(agent.freeSockets).flat()).toHaveLength(count);
+      return {
+        all: (path: string, body: object) => Promise.all(Array.from({ length: count }, () => send('POST', path, body))),
+        close: () => agent.destroy(),
+      };
+    };
+    /** The service's wall clock off by `ms` from the database's while `work` runs. */
+    const skewed = async <T>(ms: number, work: () => Promise<T>): Promise<T> => {
+      const real = Date.now.bind(Date);
+      const spy = jest.spyOn(Date, 'now').mockImplementation(() => real() + ms);
+      try {
+        return await work();
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    const outcome = async (keyId: string, results: { status: number; body: Record<string, unknown> }[]) => {
+      const won = results.filter((r) => r.status === 200);
+      for (const r of results.filter((x) => x.status !== 200)) expect([r.status, r.body]).toEqual([409, { detail: 'key was rotated by a concurrent request' }]);
+      expect(await h.count(`SELECT count(*) AS n FROM audit_events WHERE action = 'key.rotate' AND target = $1`, [keyId])).toBe(won.length);
+      return won;
+    };
+
+    it('twenty simultaneous rotations over pre-opened connections, with the service clock 10 minutes ahead of the database: one wins', async () => {
+      const minted = await h.mint(owner);
+      const connections = await preopened(20);
+      try {
+        const results = await skewed(10 * 60_000, () => connections.all(`${h.keysPath(owner.workspaceId)}/${minted.key_id}/rotate`, { grace_seconds: 3600 }));
+        expect(await outcome(minted.key_id, results)).toHaveLength(1);
+      } finally {
+        connections.close();
+      }
+    });
+
+    it('twenty simultaneous rotations with expected_last4: exactly one wins, whatever the timing', async () => {
+      const minted = await h.mint(owner);
+      const connections = await preopened(20);
+      try {
+        const results = await connections.all(`${h.keysPath(owner.workspaceId)}/${minted.key_id}/rotate`, { grace_seconds: 3600, expected_last4: minted.last4 });
+        const [won] = await outcome(minted.key_id, results);
+        expect(won.body).toMatchObject({ previous: { last4: minted.last4 } });
+      } finally {
+        connections.close();
+      }
+    });
+
+    it('a deliberate second rotation goes through with the service clock 10 minutes behind; a stale expected_last4 is 409 and writes nothing', async () => {
+      const minted = await h.mint(owner);
+      const [first, second] = await skewed(-10 * 60_000, async () => [await rotateOk(minted.key_id), await rotateOk(minted.key_id)]);
+      expect(second.previous!.last4).toBe(first.last4);
+      const stale = await h.rotate(owner, minted.key_id, { expected_last4: first.last4 }).expect(409);
+      expect(stale.body).toEqual({ detail: 'key was rotated by a concurrent request' });
+      const [row] = await t.db.query(`SELECT key_hash FROM virtual_keys WHERE id = $1`, [minted.key_id]);
+      expect(row.key_hash).toBe(sha256(second.plaintext));
+      expect(await h.count(`SELECT count(*) AS n FROM audit_events WHERE action = 'key.rotate' AND target = $1`, [minted.key_id])).toBe(2);
+      // Right after another rotation, from the place that knows the current secret: accepted.
+      const third = await rotateOk(minted.key_id, { expected_last4: second.last4 });
+      expect(third.previous!.last4).toBe(second.last4);
+    });
+  });
+
   it('answers 404 key not found for an unknown key or one of another workspace', async () => {
     const other = await t.signIn();
     const theirs = await h.mint(other);
@@ -275,6 +353,10 @@ describe('key rotation', () => {
       [{ grace_seconds: '60' }, 'grace_seconds', 'int_type'],
       [{ grace_seconds: true }, 'grace_seconds', 'int_type'],
       [{ grace: 60 }, 'grace', 'extra_forbidden'],
+      [{ expected_last4: 'abc' }, 'expected_last4', 'value_error'],
+      [{ expected_last4: 'abcde' }, 'expected_last4', 'value_error'],
+      [{ expected_last4: null }, 'expected_last4', 'string_type'],
+      [{ expected_last4: 1234 }, 'expected_last4', 'string_type'],
     ];
     for (const [body, field, type] of cases) {
       const res = await h.rotate(owner, minted.key_id, body).expect(422);

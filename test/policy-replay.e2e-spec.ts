@@ -216,6 +216,20 @@ describe('policy replay, explain and diff', () => {
       expect(emitted).toHaveLength(5);
     });
 
+    it('counts not-replayable receipts among the newest `limit` receipts of the span only, however wide the window', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      await publish(op, PUBLISHED);
+      const day = 24 * 3600 * 1000;
+      const at = (ms: number) => new Date(Date.now() - ms).toISOString();
+      // Five receipts without a recorded request, the oldest long ago.
+      await streams.add('receipts', ...[0, 1, 2, 40, 300].map((d) => receiptRevision(ws, { occurred_at: at(d * day + 1000), updated_at: at(d * day + 1000) })));
+      await streams.pass('receipts');
+      const everything = { from: '1000-01-01T00:00:00Z', to: new Date(Date.now() + 60_000).toISOString() };
+      expect((await replay(op, { ...everything, cedar_text: PUBLISHED }).expect(200)).body).toMatchObject({ evaluated: 0, not_replayable: 5 });
+      expect((await replay(op, { ...everything, limit: 3, cedar_text: PUBLISHED }).expect(200)).body).toMatchObject({ evaluated: 0, not_replayable: 3 });
+    });
+
     it('replays only the window, and only the newest `limit` decisions of it', async () => {
       const op = await t.signIn();
       const ws = op.workspaceId;

@@ -1,5 +1,6 @@
 import { createClient, RedisClientType } from 'redis';
 import { generateKeyPairSync } from 'node:crypto';
+import { AddressInfo } from 'node:net';
 import { signServiceToken } from 'src/common/auth/service-token';
 import { Jwks } from 'src/common/signing/jws';
 import { MetricsService } from 'src/common/metrics/metrics.service';
@@ -10,6 +11,7 @@ import { snapshotDigest, verifySnapshot } from 'src/modules/publication/snapshot
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { REDIS_URL } from 'test/support/database';
+import { eventually } from 'test/support/eventually';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
 
 const pem = () => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
@@ -253,6 +255,83 @@ describe('signed snapshots, their history and the rollout view', () => {
       await applied(ws, { instance_id: 'gw-late', version: 2, digest: v2.integrity.digest, applied_at: '2026-01-02T00:00:00.000Z' });
       const late = await applied(ws, { instance_id: 'gw-late', version: 1, digest: v1.integrity.digest, applied_at: '2026-01-01T00:00:00.000Z' });
       expect(late.body).toEqual({ instance_id: 'gw-late', version: 2, digest: v2.integrity.digest, applied_at: '2026-01-02T00:00:00.000Z', state: 'current' });
+    });
+
+    it('refuses an applied_at beyond 60 s ahead (422, nothing written), and orders reports by version, so one skewed clock cannot freeze an instance', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      const v1 = await held(ws);
+      const ahead = (ms: number) => new Date(Date.now() + ms).toISOString();
+      const future = await applied(ws, { instance_id: 'gw-skewed', version: 1, digest: v1.integrity.digest, applied_at: '2099-01-01T00:00:00.000Z' });
+      expect([future.status, future.body]).toEqual([422, { detail: [{ loc: ['body', 'applied_at'], msg: 'applied_at is in the future', type: 'value_error' }] }]);
+      expect((await applied(ws, { instance_id: 'gw-skewed', version: 1, digest: v1.integrity.digest, applied_at: ahead(5 * 60_000) })).status).toBe(422);
+      expect(await t.db.query(`SELECT count(*)::int AS n FROM snapshot_instances WHERE workspace_id = $1`, [ws])).toEqual([{ n: 0 }]);
+      // Within the skew: accepted; a later version applied by the instance's (now corrected) clock an hour "earlier" still moves it on.
+      expect((await applied(ws, { instance_id: 'gw-skewed', version: 1, digest: v1.integrity.digest, applied_at: ahead(50_000) })).status).toBe(200);
+      await api(op, 'post', '/route-qualifiers', { qualifier_id: 'default' }).expect(200);
+      const v2 = await held(ws);
+      const earlier = ahead(-3_600_000);
+      const next = await applied(ws, { instance_id: 'gw-skewed', version: 2, digest: v2.integrity.digest, applied_at: earlier });
+      expect(next.body).toEqual({ instance_id: 'gw-skewed', version: 2, digest: v2.integrity.digest, applied_at: earlier, state: 'current' });
+      expect((await api(op, 'get', '/publication').expect(200)).body).toMatchObject({ converged: true, instances: [{ instance_id: 'gw-skewed', version: 2, state: 'current' }] });
+    });
+
+    describe('a gateway applying as fast as it can (the emulator)', () => {
+      let controlUrl: string;
+      let subscriber: RedisClientType;
+      let stop: () => Promise<void>;
+      beforeAll(async () => {
+        await t.app.listen(0, '127.0.0.1');
+        controlUrl = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+        subscriber = createClient({ url: REDIS_URL });
+        await subscriber.connect();
+        stop = await gw.followSnapshots({ redis, subscriber, prefix: t.config.redisPrefix, jwks, controlUrl }, 'gw-fast');
+      });
+      afterAll(async () => {
+        await stop();
+        subscriber.destroy();
+      });
+
+      it('a report of a version announced before published_version moved is accepted', async () => {
+        const op = await t.signIn();
+        const ws = op.workspaceId;
+        // Stage version 2, and hold the workspace row so the publication's published_version update
+        // waits until the emulator has been told, applied and reported (the announcement goes out first).
+        await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [ws]);
+        const holder = t.db.createQueryRunner();
+        await holder.connect();
+        await holder.startTransaction();
+        try {
+          await holder.query(`SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE`, [ws]);
+          const publishing = t.app.get(PublicationService).publish(ws);
+          await eventually(async () => expect(gw.reports.filter((r) => r.workspaceId === ws && r.version === 2)).toHaveLength(1), 50, 100);
+          expect((await t.db.query(`SELECT published_version FROM workspaces WHERE id = $1`, [ws]))[0].published_version).toBe(1);
+          await holder.commitTransaction();
+          expect(await publishing).toBe(true);
+        } finally {
+          if (holder.isTransactionActive) await holder.rollbackTransaction();
+          await holder.release();
+        }
+        const [report] = gw.reports.filter((r) => r.workspaceId === ws && r.version === 2);
+        expect(report).toMatchObject({ status: 200, body: { instance_id: 'gw-fast', version: 2, state: 'current' } });
+        expect((await api(op, 'get', '/publication').expect(200)).body).toMatchObject({ published_version: 2, converged: true, instances: [{ instance_id: 'gw-fast', version: 2, state: 'current' }] });
+      });
+
+      it('with the hot path behind (Redis down at publication), the version the HTTP fallback serves is accepted and shown current', async () => {
+        const op = await t.signIn();
+        const ws = op.workspaceId;
+        // Staged but never written to the hot path: what a publish with Redis down leaves.
+        await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [ws]);
+        const answer = await gw.applyFromControl({ controlUrl, jwks }, ws, 'gw-http');
+        expect([answer.version, answer.status]).toEqual([2, 200]);
+        expect(answer.body).toMatchObject({ instance_id: 'gw-http', version: 2, state: 'current' });
+        const view = (await api(op, 'get', '/publication').expect(200)).body;
+        expect(view).toMatchObject({ snapshot_version: 2, published_version: 1 });
+        expect(view.instances.find((i: { instance_id: string }) => i.instance_id === 'gw-http')).toMatchObject({ version: 2, state: 'current' });
+        // Nothing beyond what the route served.
+        const beyond = await applied(ws, { instance_id: 'gw-http', version: 3, digest: answer.body && (answer.body as { digest: string }).digest, applied_at: new Date().toISOString() });
+        expect([beyond.status, beyond.body]).toEqual([409, { detail: 'version 3 is above the current version 2' }]);
+      });
     });
 
     it('an instance unheard of for 24 hours leaves the view, in bounded steps, and comes back when it reports again', async () => {

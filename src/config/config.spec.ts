@@ -41,7 +41,7 @@ describe('configuration', () => {
 
   it('reads and normalizes values', () => {
     const config = loadConfig({ PORT: '8081', IDENTITY_ISSUER: 'https://id.example/', IDENTITY_AUTHORIZED_PARTIES: ' a, b ,,', GATEWAY_URL: 'http://gw:9000/' });
-    expect(config).toMatchObject({ port: 8081, identityIssuer: 'https://id.example', authorizedParties: ['a', 'b'], gatewayUrl: 'http://gw:9000', gatewayPublicUrl: 'http://gw:9000', publicUrl: 'http://localhost:8081' });
+    expect(config).toMatchObject({ port: 8081, identityIssuer: 'https://id.example/', identityJwksUri: 'https://id.example/.well-known/jwks.json', authorizedParties: ['a', 'b'], gatewayUrl: 'http://gw:9000', gatewayPublicUrl: 'http://gw:9000', publicUrl: 'http://localhost:8081' });
   });
 
   it.each([

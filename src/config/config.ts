@@ -68,7 +68,10 @@ export interface AppConfig {
   /** Seed nodes of a Redis Cluster (`redis://host:port` each); set instead of redisUrl, never beside it. */
   redisClusterNodes: string[] | undefined;
   redisPrefix: string;
+  /** Verbatim, as the `iss` claim must read (a trailing `/` included). */
   identityIssuer: string | undefined;
+  /** `{IDENTITY_ISSUER without trailing /}/.well-known/jwks.json`. */
+  identityJwksUri: string | undefined;
   jwksTtlSeconds: number;
   authorizedParties: string[];
   serviceJwtSecret: string | undefined;
@@ -200,7 +203,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     redisUrl: vars.REDIS_URL,
     redisClusterNodes: vars.REDIS_CLUSTER_NODES?.split(',').map((node) => node.trim()),
     redisPrefix: vars.REDIS_PREFIX ?? 'ob',
-    identityIssuer: vars.IDENTITY_ISSUER ? trimSlash(vars.IDENTITY_ISSUER) : undefined,
+    identityIssuer: vars.IDENTITY_ISSUER || undefined,
+    identityJwksUri: vars.IDENTITY_ISSUER ? `${trimSlash(vars.IDENTITY_ISSUER)}/.well-known/jwks.json` : undefined,
     jwksTtlSeconds: vars.IDENTITY_JWKS_TTL_S ?? 600,
     authorizedParties: (vars.IDENTITY_AUTHORIZED_PARTIES ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     serviceJwtSecret: vars.SERVICE_JWT_SECRET,

@@ -15,6 +15,8 @@
  *   await gw.readSnapshot({ redis, prefix, jwks }, ws)   // the published snapshot, verified with control's public JWKS
  *   await gw.emitDecisions({ redis, prefix, jwks }, ws, requests) // authorize with the published policy and XADD receipts carrying it
  *   gw.resolveKeysWith({ redis, prefix, controlUrl })  // serve GET /v1/key: an agent's virtual key, as the gateway resolves it
+ *   await gw.followSnapshots({ redis, subscriber, prefix, jwks, controlUrl }, 'gw-1') // apply every announced snapshot at once and report it (gw.reports)
+ *   await gw.applyFromControl({ controlUrl, jwks }, ws, 'gw-1') // the HTTP fallback: GET the snapshot, verify, report applied
  *   await gw.stop()
  *
  * Behaviour: every call needs a service JWT (`iss` control, `aud` gateway) or answers 401.
@@ -108,8 +110,18 @@ const KEY_ID = 'gwk_emulator_1';
 const DEFAULT_SECRET = 'test-service-secret-0123456789abcdef';
 const encoder = new TextEncoder();
 
+/** Control's answer to one applied report the emulator sent (status 0: the snapshot was refused before any report). */
+export interface AppliedAnswer {
+  workspaceId: string;
+  version: number;
+  status: number;
+  body: unknown;
+}
+
 export class GatewayEmulator {
   readonly calls: GatewayCall[] = [];
+  /** Every applied report sent by `followSnapshots` / `applyFromControl`, with control's answer, in order. */
+  readonly reports: AppliedAnswer[] = [];
   url = '';
   tokenLifetimeS = 3600;
   private server!: Server;
@@ -319,6 +331,49 @@ export class GatewayEmulator {
     return emitted;
   }
 
+  /**
+   * Plays an instance applying snapshots as fast as it can: subscribed (with `subscriber`, a
+   * connected node-redis client of its own) to `{prefix}:snapshots`, on every announcement it
+   * reads the key, verifies the document and reports it applied to control at once. Every
+   * report's answer lands in `reports`. Returns the unsubscribe.
+   */
+  async followSnapshots(source: SnapshotSource & { subscriber: RedisClientType; controlUrl: string }, instanceId: string): Promise<() => Promise<void>> {
+    const channel = `${source.prefix}:snapshots`;
+    await source.subscriber.subscribe(channel, (message) => {
+      const workspaceId = message.split(':')[0];
+      void this.readSnapshot(source, workspaceId)
+        .then((snapshot) => this.reportApplied(source.controlUrl, workspaceId, instanceId, snapshot))
+        .catch((error: Error) => this.reports.push({ workspaceId, version: 0, status: 0, body: error.message }));
+    });
+    return () => source.subscriber.unsubscribe(channel);
+  }
+
+  /** The gateway's HTTP fallback (Redis down): `GET` the snapshot from control, verify it, report it applied; the report's answer. */
+  async applyFromControl(source: { controlUrl: string; jwks: Jwks }, workspaceId: string, instanceId: string): Promise<AppliedAnswer> {
+    const res = await fetch(`${source.controlUrl}/internal/v1/workspaces/${workspaceId}/snapshot`, { headers: { authorization: `Bearer ${await this.controlToken()}` } });
+    const snapshot = (await res.json()) as Record<string, unknown>;
+    const check = verifySnapshot(snapshot, source.jwks);
+    if (!check.ok) throw new Error(`snapshot refused: ${check.reason}`);
+    return this.reportApplied(source.controlUrl, workspaceId, instanceId, snapshot);
+  }
+
+  private async reportApplied(controlUrl: string, workspaceId: string, instanceId: string, snapshot: Record<string, unknown>): Promise<AppliedAnswer> {
+    const version = snapshot.version as number;
+    const res = await fetch(`${controlUrl}/internal/v1/workspaces/${workspaceId}/snapshot/applied`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await this.controlToken()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ instance_id: instanceId, version, digest: (snapshot.integrity as { digest: string }).digest, applied_at: new Date().toISOString() }),
+    });
+    const answer = { workspaceId, version, status: res.status, body: (await res.json()) as unknown };
+    this.reports.push(answer);
+    return answer;
+  }
+
+  /** A gateway-to-control service token (HS256, 60 s, fresh `jti`). */
+  private controlToken(): Promise<string> {
+    return new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer('gateway').setAudience('control').setIssuedAt().setExpirationTime('60s').setJti(randomUUID()).sign(encoder.encode(this.secret));
+  }
+
   /** The key context a gateway would accept for `secret`, or null. */
   private async resolveKey(source: KeySource, secret: string): Promise<KeyContext | null> {
     const hash = createHash('sha256').update(secret).digest('hex');
@@ -329,8 +384,7 @@ export class GatewayEmulator {
       // Redis down: control answers.
     }
     if (text === null) {
-      const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer('gateway').setAudience('control')
-        .setIssuedAt().setExpirationTime('60s').setJti(randomUUID()).sign(encoder.encode(this.secret));
+      const token = await this.controlToken();
       const res = await fetch(`${source.controlUrl}/internal/v1/keys/${hash}`, { headers: { authorization: `Bearer ${token}` } }).catch(() => null);
       if (res?.status !== 200) return null; // control unreachable or the digest unknown: refused
       text = await res.text();

@@ -1404,6 +1404,12 @@ export interface components {
         RotateKeyDto: {
             /** @description How long the replaced secret keeps working (0 ends it at once; null or omitted: the default); capped by the key's own expiry. */
             grace_seconds?: number | null;
+            /**
+             * @description Precondition: the last four characters of the secret the caller believes current. When it is
+             *     not the key's current `last4`, the key was rotated since the caller read it: 409, nothing
+             *     written. The safe way to rotate one key from two places.
+             */
+            expected_last4?: string;
         };
         ApprovalPolicyBody: {
             name: string;
@@ -2548,6 +2554,7 @@ export interface components {
                 allow_to_deny: number;
                 deny_to_allow: number;
             };
+            /** @description Receipts of the replayed span without a recorded request (or with a malformed one), counted among the newest `limit` receipts of the span only: the count probes at most `limit` receipts, however wide the window, plus the malformed requests read */
             not_replayable: number;
             errors: number;
             changes: {
@@ -4134,7 +4141,7 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description Workspace is frozen; `key is revoked and cannot be rotated`, `key has expired and cannot be rotated`, `key was rotated by a concurrent request`; `workspace is frozen` */
+            /** @description Workspace is frozen; `key is revoked and cannot be rotated`, `key has expired and cannot be rotated`, `key was rotated by a concurrent request` (`expected_last4` is not the current secret's, or, without it, another rotation committed after this request arrived); `workspace is frozen` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4144,7 +4151,7 @@ export interface operations {
                 };
             };
             413: components["responses"]["TooLarge"];
-            /** @description Validation failure; `grace_seconds` not an integer from 0 to 604800 */
+            /** @description Validation failure; `grace_seconds` not an integer from 0 to 604800, `expected_last4` not a string of 4 characters */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -16,19 +16,30 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(da, db) && a.length === b.length;
 }
 
-/** JSON with object keys sorted at every depth: the input of every canonical hash. */
+/**
+ * JSON with object keys sorted at every depth (by UTF-16 code units, as RFC 8785 orders them):
+ * the input of every canonical hash. Written from sorted entries, never through an object
+ * rebuilt in sorted order: JavaScript enumerates integer-like keys ("9", "10") first and
+ * numerically whatever the insertion order, so `{"10":1,"9":2,"a":3}` would come out unsorted.
+ * Values serialize as JSON.stringify does (toJSON, undefined members dropped, undefined array
+ * items as null).
+ */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
+  return canonical(value) as string;
 }
 
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-    return Object.fromEntries(
-      Object.keys(value as Record<string, unknown>)
-        .sort()
-        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
-    );
+function canonical(value: unknown): string | undefined {
+  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    return canonical((value as { toJSON(): unknown }).toJSON());
   }
-  return value;
+  if (Array.isArray(value)) return `[${value.map((item) => canonical(item) ?? 'null').join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const members: string[] = [];
+    for (const key of Object.keys(value).sort()) {
+      const member = canonical((value as Record<string, unknown>)[key]);
+      if (member !== undefined) members.push(`${JSON.stringify(key)}:${member}`);
+    }
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value);
 }

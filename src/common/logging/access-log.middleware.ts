@@ -9,7 +9,7 @@ interface RequestLike {
   method: string;
   headers: Record<string, string | string[] | undefined>;
   requestId?: string;
-  /** Epoch milliseconds at which the request arrived (src/common/http/received-at.ts). */
+  /** `performance.now()` at which the request arrived (src/common/http/received-at.ts). */
   receivedAt?: number;
   /** Set by the auth guard once the router matched a handler. */
   routeTemplate?: string;
@@ -61,7 +61,7 @@ export class AccessLogMiddleware implements NestMiddleware {
 
   use(req: RequestLike, res: ResponseLike, next: () => void) {
     const started = performance.now();
-    req.receivedAt = Date.now();
+    req.receivedAt = started;
     const offered = req.headers['x-request-id'];
     const requestId = typeof offered === 'string' && REQUEST_ID.test(offered) ? offered : newRequestId();
     req.requestId = requestId;

@@ -15,6 +15,8 @@ import { PublicationService } from 'src/modules/publication/publication.service'
 import { SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** How far ahead of control's clock a gateway's `applied_at` may be (its clock's skew). */
+export const APPLIED_AT_SKEW_MS = 60_000;
 
 /** Whether an `If-None-Match` header names the entity tag `etag` (or is `*`); weak tags compare equal. */
 function matchesEtag(header: string | string[] | undefined, etag: string): boolean {
@@ -94,12 +96,13 @@ export class InternalController {
   @HttpCode(200)
   @Returns(ROLLOUT_INSTANCE_SCHEMA)
   @Answers(404, '`workspace not found`')
-  @Answers(409, '`version N is above the published version M`, `digest is not the digest of snapshot version N`')
-  @Answers(422, '`applied_at must be an RFC 3339 timestamp`', 'ValidationError')
+  @Answers(409, '`version N is above the current version M` (the staged version the snapshot route serves), `digest is not the digest of snapshot version N`')
+  @Answers(422, '`applied_at must be an RFC 3339 timestamp`, `applied_at is in the future` (beyond 60 s of clock skew)', 'ValidationError')
   @Internal()
   applied(@Param('workspaceId') workspaceId: string, @Body() body: SnapshotAppliedDto) {
     const appliedAt = parseRfc3339(body.applied_at);
     if (!appliedAt) throw bodyError(['applied_at'], 'applied_at must be an RFC 3339 timestamp');
+    if (appliedAt.getTime() > Date.now() + APPLIED_AT_SKEW_MS) throw bodyError(['applied_at'], 'applied_at is in the future');
     return this.history.applied(workspaceId, { instance_id: body.instance_id, version: body.version, digest: body.digest, applied_at: appliedAt });
   }
 }

@@ -43,11 +43,11 @@ export class KeysController {
   @HttpCode(200)
   @Returns(MINTED_KEY_SCHEMA)
   @Answers(404, '`key not found` (also for a key of another workspace)')
-  @Answers(409, '`key is revoked and cannot be rotated`, `key has expired and cannot be rotated`, `key was rotated by a concurrent request`; `workspace is frozen`')
-  @Answers(422, '`grace_seconds` not an integer from 0 to 604800', 'ValidationError')
+  @Answers(409, '`key is revoked and cannot be rotated`, `key has expired and cannot be rotated`, `key was rotated by a concurrent request` (`expected_last4` is not the current secret\'s, or, without it, another rotation committed after this request arrived); `workspace is frozen`')
+  @Answers(422, '`grace_seconds` not an integer from 0 to 604800, `expected_last4` not a string of 4 characters', 'ValidationError')
   @Action('key.manage')
-  rotate(@Workspace() ws: WorkspaceContext, @Param('keyId') keyId: string, @Body() body: RotateKeyDto, @ReceivedAt() receivedAt: Date) {
-    return this.keys.rotate(ws, keyId, body.grace_seconds ?? DEFAULT_GRACE_SECONDS, receivedAt);
+  rotate(@Workspace() ws: WorkspaceContext, @Param('keyId') keyId: string, @Body() body: RotateKeyDto, @ReceivedAt() receivedAt: number) {
+    return this.keys.rotate(ws, keyId, { graceSeconds: body.grace_seconds ?? DEFAULT_GRACE_SECONDS, expectedLast4: body.expected_last4, receivedAt });
   }
 
   @Post(':keyId/revoke')

@@ -7,6 +7,7 @@ import { sha256Hex } from 'src/common/crypto/crypto';
 import { ApiError, badRequest, bodyError } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';
 import { parseRfc3339 } from 'src/common/time/time';
+import { secondsSince } from 'src/common/http/received-at';
 import { namedQuery } from 'src/database/named-query';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { KeyDocumentRow, keyColumns, keyDocumentColumns, KeyRow, keyStatus, keyStatusSql, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
@@ -177,20 +178,26 @@ export class KeysService implements OnModuleInit {
   /**
    * A new secret for the same key (same `key_id`, settings, budget and rate windows). The replaced
    * secret stays valid until the earlier of now + `graceSeconds` and the key's expiry; a secret
-   * still in an earlier rotation's grace ends at once, so at most two are ever valid. A rotation
-   * that arrived before the key's last rotation committed raced it: 409, nothing written.
+   * still in an earlier rotation's grace ends at once, so at most two are ever valid. With
+   * `expectedLast4`, the rotation applies only to that secret (409 when the current one is
+   * another). Without it, a rotation that arrived before the key's last rotation was written raced
+   * it: 409, nothing written. The arrival is dated on the database's clock (its clock now, less the
+   * time elapsed since arrival on this process's monotonic clock), the clock `rotated_at` is written
+   * with, so the rule holds whatever this host's wall clock says.
    */
-  async rotate(ctx: WorkspaceContext, keyId: string, graceSeconds: number, receivedAt: Date) {
+  async rotate(ctx: WorkspaceContext, keyId: string, rotation: { graceSeconds: number; expectedLast4?: string; receivedAt: number }) {
     const [row, plaintext] = await this.access.mutate(ctx, async (tx, ws) => {
-      const [current]: KeyRow[] = await tx.manager.query(
-        `SELECT ${keyColumns()} FROM virtual_keys WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
-        [keyId, ws.id],
+      const [current]: (KeyRow & { rotated_since_arrival: boolean })[] = await tx.manager.query(
+        `SELECT ${keyColumns()}, COALESCE(rotated_at >= clock_timestamp() - make_interval(secs => $3), false) AS rotated_since_arrival
+         FROM virtual_keys WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
+        [keyId, ws.id, secondsSince(rotation.receivedAt)],
       );
       if (!current) throw new ApiError(404, 'key not found');
       const status = keyStatus(current, new Date());
       if (status === 'revoked') throw new ApiError(409, 'key is revoked and cannot be rotated');
       if (status === 'expired') throw new ApiError(409, 'key has expired and cannot be rotated');
-      if (current.rotated_at && current.rotated_at.getTime() >= receivedAt.getTime()) throw new ApiError(409, 'key was rotated by a concurrent request');
+      const raced = rotation.expectedLast4 === undefined ? current.rotated_since_arrival : rotation.expectedLast4 !== current.last4;
+      if (raced) throw new ApiError(409, 'key was rotated by a concurrent request');
 
       const secret = newSecret(current.prefix);
       const [[rotated]]: [KeyDocumentRow[], number] = await tx.manager.query(
@@ -199,7 +206,7 @@ export class KeysService implements OnModuleInit {
            previous_valid_until = LEAST(t.now + make_interval(secs => $3), expires_at), rotated_at = t.now,
            key_hash = $4, last4 = $5, hot_path_pending = true
          FROM t WHERE id = $1 AND workspace_id = $2 RETURNING ${keyDocumentColumns('virtual_keys')}`,
-        [keyId, ws.id, graceSeconds, sha256Hex(secret), secret.slice(-4)],
+        [keyId, ws.id, rotation.graceSeconds, sha256Hex(secret), secret.slice(-4)],
       );
       // The replaced digest leaves the hot path when its grace ends; one still in an earlier grace leaves now.
       const removals: [string, Date][] = [[rotated.previous_key_hash!, rotated.previous_valid_until!]];

@@ -71,7 +71,7 @@ export default async () => {
                         "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
                     }],
                 [import("../keys/dto/rotate-key.dto"), {
-                        "RotateKeyDto": { grace_seconds: { required: false, type: () => Number, nullable: true, description: "How long the replaced secret keeps working (0 ends it at once; null or omitted: the default); capped by the key's own expiry.", minimum: 0 } }
+                        "RotateKeyDto": { grace_seconds: { required: false, type: () => Number, nullable: true, description: "How long the replaced secret keeps working (0 ends it at once; null or omitted: the default); capped by the key's own expiry.", minimum: 0 }, expected_last4: { required: false, type: () => String, description: "Precondition: the last four characters of the secret the caller believes current. When it is\nnot the key's current `last4`, the key was rotated since the caller read it: 409, nothing\nwritten. The safe way to rotate one key from two places.", minLength: 4, maxLength: 4 } }
                     }],
                 [import("../policy/dto/policy.dto"), {
                         "StoreDraftDto": { cedar_text: { required: true, type: () => String } },

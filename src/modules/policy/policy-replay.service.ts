@@ -10,7 +10,7 @@ import { AuthorizationRequest, Evaluation, pagesOf } from 'src/modules/policy/po
 import { PolicyStatement, splitPolicies } from 'src/modules/policy/policy-source';
 import { PolicyService } from 'src/modules/policy/policy.service';
 import { MAX_CHANGE_GROUPS } from 'src/modules/policy/policy.responses';
-import { unifiedDiff } from 'src/modules/policy/text-diff';
+import { diffBudget, unifiedDiff } from 'src/modules/policy/text-diff';
 import { RECEIPT_NOT_FOUND } from 'src/modules/receipts/receipts.service';
 import { isJsonObject } from 'src/common/json/json';
 import { allowLongerStatements } from 'src/database/bounded-driver';
@@ -52,11 +52,17 @@ const RECORDED = `
   ORDER BY r.occurred_at DESC, r.receipt_id DESC
   LIMIT $5`;
 
-/** Receipts (invocations) in `[from, to)` none of whose revisions carries an authorization request. */
+/**
+ * Of the newest $4 receipts (invocations) in `[from, to)`, those none of whose revisions carries an
+ * authorization request: at most $4 (the replay's `limit`) heads are probed, walked newest first on
+ * `receipt_heads_list_idx`, however wide the window (a `from` in the year 0001 included).
+ */
 const NOT_REPLAYABLE = `
-  SELECT count(*)::int AS n FROM receipt_heads h
-  WHERE h.workspace_id = $1 AND h.occurred_at >= $2 AND h.occurred_at < $3
-    AND ${newestRequestOf('h')} IS NULL`;
+  SELECT count(*)::int AS n FROM (
+    SELECT h.workspace_id, h.invocation_id FROM receipt_heads h
+    WHERE h.workspace_id = $1 AND h.occurred_at >= $2 AND h.occurred_at < $3
+    ORDER BY h.occurred_at DESC, h.receipt_id DESC LIMIT $4
+  ) h WHERE ${newestRequestOf('h')} IS NULL`;
 
 interface RecordedRow {
   receipt_id: string;
@@ -202,8 +208,8 @@ export class PolicyReplayService {
       });
     };
     await this.policy.evaluate(ws, hash, source, nextPage, (results) => page.forEach((recorded, i) => tally(recorded, results[i])));
-    // With the limit reached, the replay covers the window from its oldest decision on; not-replayable receipts are counted over that span.
-    const [{ n: unrecorded }]: { n: number }[] = await this.dataSource.query(NOT_REPLAYABLE, [ws.id, read === limit ? oldest : window.from, window.to]);
+    // With the limit reached, the replay covers the window from its oldest decision on; not-replayable receipts are counted over that span, among its newest `limit`.
+    const [{ n: unrecorded }]: { n: number }[] = await this.dataSource.query(NOT_REPLAYABLE, [ws.id, read === limit ? oldest : window.from, window.to, limit]);
     // Most flips first, then by the group's key (action, resource, principal type).
     const changes = [...groups]
       .sort(([ka, a], [kb, b]) => b.count - a.count || ka.localeCompare(kb))
@@ -260,12 +266,13 @@ export class PolicyReplayService {
     const added: { id: string; text: string }[] = [];
     const changed: { id: string; diff: string }[] = [];
     let unchanged = 0;
+    const budget = diffBudget();
     for (const statement of splitPolicies(after.cedarText)) {
       const previous = old.get(statement.id);
       old.delete(statement.id);
       if (!previous) added.push({ id: statement.id, text: statement.text });
       else if (previous.text === statement.text) unchanged++;
-      else changed.push({ id: statement.id, diff: unifiedDiff(previous.text, statement.text) });
+      else changed.push({ id: statement.id, diff: unifiedDiff(previous.text, statement.text, budget) });
     }
     const removed = [...old.values()].map((s) => ({ id: s.id, text: s.text }));
     const describe = (s: PolicySide) => ({ ref: s.ref, revision_id: s.revision_id, draft_hash: s.draft_hash });

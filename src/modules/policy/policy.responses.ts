@@ -61,7 +61,11 @@ export const POLICY_REPLAY_SCHEMA: Schema = closedObject({
   evaluated: count,
   unchanged: count,
   flips: closedObject({ allow_to_deny: count, deny_to_allow: count }),
-  not_replayable: count,
+  not_replayable: {
+    ...count,
+    description:
+      'Receipts of the replayed span without a recorded request (or with a malformed one), counted among the newest `limit` receipts of the span only: the count probes at most `limit` receipts, however wide the window, plus the malformed requests read',
+  },
   errors: count,
   changes: {
     type: 'array',

@@ -1,7 +1,45 @@
 type Edit = { op: ' ' | '-' | '+'; line: string };
 
-/** The line edits turning `a` into `b` along a longest common subsequence (O(n*m); policies are short). */
-function edits(a: string[], b: string[]): Edit[] {
+/**
+ * Most cells of longest-common-subsequence table one diff request may fill, over all its
+ * statements together (4 bytes each: 8 MB at most, about 0.2 s of the main thread on a loaded
+ * machine, measured in bench/policy-diff.ts). A statement
+ * whose changed middle does not fit in what is left is answered coarsely: its changed middle
+ * removed and added whole, still a correct unified diff, in linear time.
+ */
+export const MAX_DIFF_CELLS = 2_000_000;
+
+/** What is left of a request's MAX_DIFF_CELLS; shared by the diffs of one request. */
+export interface DiffBudget {
+  cells: number;
+}
+
+export const diffBudget = (): DiffBudget => ({ cells: MAX_DIFF_CELLS });
+
+/**
+ * The line edits turning `a` into `b`: common leading and trailing lines kept, the middle along a
+ * longest common subsequence (O(n*m) of the middle), or replaced whole when that would overrun `budget`.
+ */
+function edits(a: string[], b: string[], budget: DiffBudget): Edit[] {
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const keep = (lines: string[]): Edit[] => lines.map((line) => ({ op: ' ', line }));
+  const [midA, midB] = [a.slice(head, a.length - tail), b.slice(head, b.length - tail)];
+  const cells = (midA.length + 1) * (midB.length + 1);
+  let middle: Edit[];
+  if (cells > budget.cells) {
+    middle = [...midA.map((line): Edit => ({ op: '-', line })), ...midB.map((line): Edit => ({ op: '+', line }))];
+  } else {
+    budget.cells -= cells;
+    middle = lcsEdits(midA, midB);
+  }
+  return [...keep(a.slice(0, head)), ...middle, ...keep(a.slice(a.length - tail))];
+}
+
+/** The line edits along a longest common subsequence: O(n*m) time and cells. */
+function lcsEdits(a: string[], b: string[]): Edit[] {
   const n = a.length;
   const m = b.length;
   // lcs[i][j]: length of the LCS of a[i..] and b[j..].
@@ -32,10 +70,10 @@ const range = (start: number, count: number) => (count === 1 ? `${start}` : `${c
 /**
  * A unified diff of two texts (without the `---`/`+++` header): hunks of changed lines with
  * `context` unchanged lines around them, `@@ -a,b +c,d @@` as `diff -u` writes it. Empty when the
- * texts are equal.
+ * texts are equal. Minimal while `budget` lasts, else coarse (see MAX_DIFF_CELLS).
  */
-export function unifiedDiff(before: string, after: string, context = 3): string {
-  const script = edits(before.split('\n'), after.split('\n'));
+export function unifiedDiff(before: string, after: string, budget: DiffBudget = diffBudget(), context = 3): string {
+  const script = edits(before.split('\n'), after.split('\n'), budget);
   const changed = script.flatMap((e, k) => (e.op === ' ' ? [] : [k]));
   if (changed.length === 0) return '';
   // One hunk for changes at most 2 * context unchanged lines apart (their context would meet), as diff -u groups them.

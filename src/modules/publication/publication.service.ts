@@ -41,7 +41,11 @@ export interface PublicationVersions {
   published_version: number;
 }
 
-/** A signed snapshot as served and stored: its JSON text, version and digest. */
+/**
+ * A signed snapshot as served and stored: its JSON text, version and digest. The text is always
+ * the canonical JSON of the whole document (integrity included), so a version has one byte form
+ * whether it comes from the hot path or is rebuilt from PostgreSQL: one strong ETag, one body.
+ */
 export interface SignedSnapshot {
   json: string;
   version: number;
@@ -160,7 +164,7 @@ export class PublicationService {
     const contentHash = sha256Tagged(body);
     const digest = snapshotDigest(snapshot);
     const integrity = { digest, ...this.signing.signDetached(digest) };
-    const json = JSON.stringify({ ...snapshot, integrity });
+    const json = canonicalJson({ ...snapshot, integrity });
     const recorded = await this.dataSource.transaction(async (manager) => {
       await manager.query(`INSERT INTO snapshot_contents (workspace_id, content_hash, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [workspaceId, contentHash, body]);
       const rows: unknown[] = await manager.query(
@@ -199,7 +203,7 @@ export class PublicationService {
       ...(JSON.parse(row.body) as Record<string, unknown>),
       integrity: { digest: row.digest, kid: row.kid, signature: row.signature },
     };
-    return { json: JSON.stringify(snapshot), version: row.version, digest: row.digest };
+    return { json: canonicalJson(snapshot), version: row.version, digest: row.digest };
   }
 
   /**

@@ -90,11 +90,10 @@ export class SnapshotHistoryService {
       buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800],
       registers: [metrics.registry],
     });
-    metrics.gauge('control_snapshot_instances_behind', 'Gateway instances (reported in the last 10 minutes) not on their workspace published digest', async () => {
+    metrics.gauge('control_snapshot_instances_behind', 'Gateway instances (reported in the last 10 minutes) on a version older than their workspace published one', async () => {
       const [row]: { behind: number }[] = await dataSource.query(
         `SELECT count(*)::int AS behind FROM snapshot_instances i JOIN workspaces w ON w.id = i.workspace_id
-         JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.published_version
-         WHERE i.reported_at >= now() - make_interval(secs => $1) AND i.digest <> v.digest`,
+         WHERE i.reported_at >= now() - make_interval(secs => $1) AND i.version < w.published_version`,
         [STALE_AFTER_MS / 1000],
       );
       return row.behind;
@@ -150,18 +149,21 @@ export class SnapshotHistoryService {
   }
 
   /**
-   * Records what an instance applied (idempotent: a repeat, or an older report arriving late,
-   * changes nothing but when it was last heard from). 409 for a version above the published one or
-   * a digest that is not the kept digest of that version.
+   * Records what an instance applied (idempotent). A version is reportable once control has served
+   * its signed document, by the hot path or by the snapshot route (which serves the staged version,
+   * kept, while the hot path lags or Redis is down): 409 for a version above the workspace's
+   * current one or a digest that is not the kept digest of that version. An instance's record is
+   * its report of the highest version, the later received of equal ones; `applied_at` is the
+   * gateway's word, shown and never used to order (the controller refuses one in the future).
    */
   async applied(workspaceId: string, report: AppliedReport) {
     return this.dataSource.transaction(async (manager) => {
-      const [ws]: { published_version: number; digest: string | null }[] = await manager.query(
-        `SELECT w.published_version, v.digest FROM workspaces w LEFT JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.published_version WHERE w.id = $1`,
+      const [ws]: { snapshot_version: number; published_version: number; digest: string | null }[] = await manager.query(
+        `SELECT w.snapshot_version, w.published_version, v.digest FROM workspaces w LEFT JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.published_version WHERE w.id = $1`,
         [workspaceId],
       );
       if (!ws) throw new ApiError(404, 'workspace not found');
-      if (report.version > ws.published_version) throw new ApiError(409, `version ${report.version} is above the published version ${ws.published_version}`);
+      if (report.version > ws.snapshot_version) throw new ApiError(409, `version ${report.version} is above the current version ${ws.snapshot_version}`);
       const [kept]: { digest: string | null }[] = await manager.query(`SELECT digest FROM snapshot_versions WHERE workspace_id = $1 AND version = $2`, [workspaceId, report.version]);
       if (kept?.digest !== report.digest) throw new ApiError(409, `digest is not the digest of snapshot version ${report.version}`);
       // Reports of one workspace are serialized, so the last of a rollout always sees the others.
@@ -169,22 +171,22 @@ export class SnapshotHistoryService {
       const [row]: InstanceRow[] = await manager.query(
         `INSERT INTO snapshot_instances AS i (workspace_id, instance_id, version, digest, applied_at, reported_at) VALUES ($1, $2, $3, $4, $5, now())
          ON CONFLICT (workspace_id, instance_id) DO UPDATE SET reported_at = now(),
-           version = CASE WHEN EXCLUDED.applied_at >= i.applied_at THEN EXCLUDED.version ELSE i.version END,
-           digest = CASE WHEN EXCLUDED.applied_at >= i.applied_at THEN EXCLUDED.digest ELSE i.digest END,
-           applied_at = GREATEST(EXCLUDED.applied_at, i.applied_at)
+           version = CASE WHEN EXCLUDED.version >= i.version THEN EXCLUDED.version ELSE i.version END,
+           digest = CASE WHEN EXCLUDED.version >= i.version THEN EXCLUDED.digest ELSE i.digest END,
+           applied_at = CASE WHEN EXCLUDED.version >= i.version THEN EXCLUDED.applied_at ELSE i.applied_at END
          RETURNING instance_id, version, digest, applied_at, reported_at`,
         [workspaceId, report.instance_id, report.version, report.digest, report.applied_at],
       );
-      if (row.digest === ws.digest) {
+      if (row.version >= ws.published_version) {
         const [[converged]]: [{ published_at: Date | null; converged_at: Date }[], number] = await manager.query(
           `UPDATE snapshot_versions v SET converged_at = now() WHERE v.workspace_id = $1 AND v.version = $2 AND v.converged_at IS NULL
-             AND NOT EXISTS (SELECT 1 FROM snapshot_instances i WHERE i.workspace_id = $1 AND i.reported_at >= now() - make_interval(secs => $3) AND i.digest <> v.digest)
+             AND NOT EXISTS (SELECT 1 FROM snapshot_instances i WHERE i.workspace_id = $1 AND i.reported_at >= now() - make_interval(secs => $3) AND i.version < v.version)
            RETURNING published_at, converged_at`,
           [workspaceId, ws.published_version, STALE_AFTER_MS / 1000],
         );
         if (converged?.published_at) this.convergence.observe(Math.max(0, (converged.converged_at.getTime() - converged.published_at.getTime()) / 1000));
       }
-      return toInstance(row, ws.digest, Date.now());
+      return toInstance(row, ws.published_version, Date.now());
     });
   }
 
@@ -210,7 +212,7 @@ export class SnapshotHistoryService {
       [workspaceId],
     );
     const now = Date.now();
-    const instances = rows.map((r) => toInstance(r, ws.digest, now));
+    const instances = rows.map((r) => toInstance(r, ws.published_version, now));
     const live = instances.filter((i) => i.state !== 'stale');
     const converged = live.length > 0 && live.every((i) => i.state === 'current');
     const lastApplied = live.reduce<string | null>((max, i) => (max === null || i.applied_at > max ? i.applied_at : max), null);
@@ -227,7 +229,8 @@ export class SnapshotHistoryService {
   }
 }
 
-function toInstance(r: InstanceRow, publishedDigest: string | null, now: number) {
-  const state = now - r.reported_at.getTime() > STALE_AFTER_MS ? 'stale' : r.digest === publishedDigest ? 'current' : 'behind';
+/** `current` for the published version or a newer one control served (its digest was checked on report), else `behind`; `stale` when silent. */
+function toInstance(r: InstanceRow, publishedVersion: number, now: number) {
+  const state = now - r.reported_at.getTime() > STALE_AFTER_MS ? 'stale' : r.version >= publishedVersion ? 'current' : 'behind';
   return { instance_id: r.instance_id, version: r.version, digest: r.digest, applied_at: formatTimeRequired(r.applied_at), state };
 }
