@@ -337,9 +337,9 @@ export class GatewayEmulator {
    * reads the key, verifies the document and reports it applied to control at once. Every
    * report's answer lands in `reports`. Returns the unsubscribe.
    */
-  async followSnapshots(source: SnapshotSource & { subscriber: RedisClientType; controlUrl: string }, instanceId: string): Promise<() => Promise<void>> {
+  async followSnapshots(source: SnapshotSource & { subscriber: Redis; controlUrl: string }, instanceId: string): Promise<() => Promise<void>> {
     const channel = `${source.prefix}:snapshots`;
-    await source.subscriber.subscribe(channel, (message) => {
+    await source.subscriber.subscribe(channel, (message: string) => {
       const workspaceId = message.split(':')[0];
       void this.readSnapshot(source, workspaceId)
         .then((snapshot) => this.reportApplied(source.controlUrl, workspaceId, instanceId, snapshot))
