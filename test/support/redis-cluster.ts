@@ -118,8 +118,13 @@ export class RedisCluster {
         if (info.includes('role:slave') && !info.includes('master_link_status:up')) return false;
       }
       // Every node has seen the same slot map (no node still believes a demoted master owns slots).
-      const maps = await Promise.all(this.live().map(async (port) => JSON.stringify(await this.client(port).clusterSlots())));
-      return maps.every((m) => m === maps[0]);
+      const slots = await Promise.all(this.live().map((port) => this.client(port).clusterSlots()));
+      const maps = slots.map((m) => JSON.stringify(m));
+      if (!maps.every((m) => m === maps[0])) return false;
+      // ... and that map lists every live node, as a master or as a replica (a replica that has not
+      // yet attached is missing from it, and a failover would find no replica to promote).
+      const listed = new Set(slots[0].flatMap((r) => [r.master.port, ...r.replicas.map((x) => x.port)]));
+      return this.live().every((port) => listed.has(port));
     });
   }
 

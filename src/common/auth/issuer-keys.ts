@@ -21,12 +21,15 @@ export const JWKS_POLL_MS = 1000;
  */
 @Injectable()
 export class IssuerKeys implements OnModuleInit, OnModuleDestroy {
-  /** kid -> public key (PEM) and epoch ms of the last read that listed it. */
+  /**
+   * kid -> public key (PEM) and when the last read that listed it was made, on the monotonic clock
+   * (`performance.now()`), so a step of the wall clock neither drops nor extends the keys' trust.
+   */
   private readonly keys = new Map<string, { publicKey: string; listedAt: number }>();
   private readonly client?: JwksClient;
   private reading: Promise<void> | null = null;
-  /** Epoch ms at which the last read started. */
-  private lastRead = 0;
+  /** When the last read started (`performance.now()`). */
+  private lastRead = -Infinity;
   private timer?: NodeJS.Timeout;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
@@ -38,7 +41,7 @@ export class IssuerKeys implements OnModuleInit, OnModuleDestroy {
     if (!this.client) return;
     void this.read();
     this.timer = setInterval(() => {
-      if (Date.now() - this.lastRead >= JWKS_POLL_MS / 2) void this.read();
+      if (performance.now() - this.lastRead >= JWKS_POLL_MS / 2) void this.read();
     }, JWKS_POLL_MS);
     this.timer.unref();
   }
@@ -53,7 +56,7 @@ export class IssuerKeys implements OnModuleInit, OnModuleDestroy {
     if (!this.client || kid === null) return done(new Error('no signing key'));
     const answer = () => {
       const key = this.keys.get(kid);
-      if (key && Date.now() < key.listedAt + this.config.jwksTtlSeconds * 1000) done(null, key.publicKey);
+      if (key && performance.now() < key.listedAt + this.config.jwksTtlSeconds * 1000) done(null, key.publicKey);
       else done(new Error('unknown signing key'));
     };
     if (this.keys.size > 0) answer();
@@ -67,24 +70,24 @@ export class IssuerKeys implements OnModuleInit, OnModuleDestroy {
    */
   private async firstKeys(): Promise<void> {
     if (this.reading) return this.reading;
-    const wait = this.lastRead + JWKS_POLL_MS - Date.now();
+    const wait = this.lastRead + JWKS_POLL_MS - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     if (this.keys.size === 0) await this.read();
   }
 
-  /** Epoch ms after which the key set that vouched for `kid` is stale (0 when the newest set does not list it). */
+  /** Epoch ms after which the key set that vouched for `kid` is stale (0 when the newest set does not list it), as seen now on the wall clock. */
   listedUntil(kid: string): number {
     const key = this.keys.get(kid);
-    return key === undefined ? 0 : key.listedAt + this.config.jwksTtlSeconds * 1000;
+    return key === undefined ? 0 : Date.now() + (key.listedAt + this.config.jwksTtlSeconds * 1000 - performance.now());
   }
 
   /** One read of the key set, unless one is under way; a failure keeps the keys read before. */
   private read(): Promise<void> {
     if (this.reading) return this.reading;
-    this.lastRead = Date.now();
+    this.lastRead = performance.now();
     this.reading = this.client!.getSigningKeys()
       .then((keys) => {
-        const now = Date.now();
+        const now = performance.now();
         const listed = new Set<string>();
         for (const key of keys) {
           if (typeof key.kid !== 'string') continue;
