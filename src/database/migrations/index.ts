@@ -16,6 +16,7 @@ import { SnapshotHistory1763769660000 } from 'src/database/migrations/1763769660
 import { UsageMinuteRollups1763769680000 } from 'src/database/migrations/1763769680000-usage-minute-rollups';
 import { ReceiptFilterIndexes1763769681000 } from 'src/database/migrations/1763769681000-receipt-filter-indexes';
 import { KeyUsageHotUpdates1763769690000 } from 'src/database/migrations/1763769690000-key-usage-hot-updates';
+import { Notifications1763769700000 } from 'src/database/migrations/1763769700000-notifications';
 
 /** Every migration, in order. A new migration is added here (explicit, so bundling never loses one). */
-export const MIGRATIONS = [Foundation1763769600000, Keys1763769601000, Policy1763769602000, Approvals1763769603000, ReadModels1763769604000, Connections1763769605000, ModelProviders1763769606000, Workers1763769607000, Webhooks1763769608000, ReadModelHotUpdates1763769609000, ReadModelPartitionAttach1763769610000, AuditChain1763769620000, KeyRotation1763769630000, PolicyReplay1763769650000, SnapshotHistory1763769660000, UsageMinuteRollups1763769680000, ReceiptFilterIndexes1763769681000, KeyUsageHotUpdates1763769690000];
+export const MIGRATIONS = [Foundation1763769600000, Keys1763769601000, Policy1763769602000, Approvals1763769603000, ReadModels1763769604000, Connections1763769605000, ModelProviders1763769606000, Workers1763769607000, Webhooks1763769608000, ReadModelHotUpdates1763769609000, ReadModelPartitionAttach1763769610000, AuditChain1763769620000, KeyRotation1763769630000, PolicyReplay1763769650000, SnapshotHistory1763769660000, UsageMinuteRollups1763769680000, ReceiptFilterIndexes1763769681000, KeyUsageHotUpdates1763769690000, Notifications1763769700000];
