@@ -1,6 +1,8 @@
 import { INestApplication } from '@nestjs/common';
 import { AddressInfo } from 'node:net';
+import { createControlClient, NotificationEvent } from 'clients/typescript/src/index';
 import { createApp } from 'src/bootstrap';
+import { TcpProxy } from 'test/support/tcp-proxy';
 import { StreamsService } from 'src/modules/streams/streams.service';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
@@ -159,6 +161,41 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
       const reader = await open(url2, viewer);
       await t.http().delete(`/api/v1/workspaces/${op.workspaceId}/members/${viewer.userId}`).set(bearer(op)).expect(204);
       await eventually(async () => expect(reader.ended).toBe(true), 50, 100);
+    });
+  });
+
+  describe("the client's events()", () => {
+    it('iterates the stream through the real server and resumes from the last id after the connection drops', async () => {
+      const op = await t.signIn();
+      const e = await endpoint(op);
+      const proxy = await TcpProxy.start(url1);
+      const client = createControlClient({ baseUrl: `http://127.0.0.1:${proxy.port}`, getToken: () => op.token });
+      const controller = new AbortController();
+      const seen: NotificationEvent[] = [];
+      const reading = (async () => {
+        for await (const message of client.events(op.workspaceId, { types: ['notification.*'], signal: controller.signal, retryMs: 200 })) seen.push(message);
+      })();
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const first = await pingThroughSecond(op, e.endpoint_id);
+        await eventually(async () => expect(seen.map((m) => m.id)).toEqual([first]));
+        expect(seen[0]).toEqual({ id: first, type: 'notification.test', timestamp: expect.any(String), data: { endpoint_id: e.endpoint_id, workspace_id: op.workspaceId } });
+        // The connection drops; two messages commit while the client is away; it comes back.
+        await proxy.stop();
+        const missed = [await pingThroughSecond(op, e.endpoint_id), await pingThroughSecond(op, e.endpoint_id)];
+        await proxy.start();
+        await eventually(async () => expect(seen.map((m) => m.id)).toEqual([first, ...missed]));
+        const live = await pingThroughSecond(op, e.endpoint_id);
+        await eventually(async () => expect(seen.map((m) => m.id)).toEqual([first, ...missed, live]));
+      } finally {
+        controller.abort();
+        await reading;
+        await proxy.stop();
+      }
+      // A refusal is final: a non-member's iterator rejects with the 404.
+      const stranger = await t.signIn();
+      const theirs = createControlClient({ baseUrl: url1, getToken: () => stranger.token }).events(op.workspaceId);
+      await expect(theirs.next()).rejects.toMatchObject({ status: 404, detail: 'workspace not found' });
     });
   });
 
