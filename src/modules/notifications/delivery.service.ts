@@ -15,6 +15,8 @@ import { WebhookPoster } from 'src/modules/notifications/webhook-post';
 /** Attempts in flight on this process, in all and to one endpoint: a hanging receiver holds only its own share. */
 const MAX_IN_FLIGHT = 128;
 const MAX_PER_ENDPOINT = 16;
+/** Deliveries one claim takes at most; an endpoint is left out of a claim unless a whole batch still fits its bound. */
+const CLAIM_BATCH = 8;
 /** A claim outlives its attempt's bound by this much; a replica that died mid-attempt releases its claims after it. */
 const LEASE_SLACK_MS = 30_000;
 
@@ -69,9 +71,9 @@ export class DeliveryService implements OnApplicationShutdown {
         this.again = false;
         const free = MAX_IN_FLIGHT - this.total;
         if (free <= 0 || this.stopped) break;
-        const busy = [...this.inFlight].filter(([, n]) => n >= MAX_PER_ENDPOINT).map(([id]) => id);
+        const busy = [...this.inFlight].filter(([, n]) => n > MAX_PER_ENDPOINT - CLAIM_BATCH).map(([id]) => id);
         const now = new Date();
-        const limit = Math.min(free, MAX_PER_ENDPOINT);
+        const limit = Math.min(free, CLAIM_BATCH);
         const claimed = await this.messages.claim(now, new Date(now.getTime() + this.config.notify.timeoutMs + LEASE_SLACK_MS), busy, limit);
         for (const delivery of claimed) this.start(delivery);
         if (claimed.length === limit) this.again = true;
@@ -90,7 +92,7 @@ export class DeliveryService implements OnApplicationShutdown {
       .catch((error: unknown) => this.logger.warn({ msg: 'notification attempt not recorded', ...errorFields(error) }))
       .finally(() => {
         const left = (this.inFlight.get(d.endpoint_id) ?? 1) - 1;
-        const saturated = left + 1 >= MAX_PER_ENDPOINT || this.total >= MAX_IN_FLIGHT;
+        const saturated = left + 1 > MAX_PER_ENDPOINT - CLAIM_BATCH || this.total >= MAX_IN_FLIGHT;
         this.total--;
         if (left === 0) this.inFlight.delete(d.endpoint_id);
         else this.inFlight.set(d.endpoint_id, left);
@@ -124,7 +126,7 @@ export class DeliveryService implements OnApplicationShutdown {
       : retryIn !== undefined
         ? { state: 'pending' as const, nextAttemptAt: new Date(Date.now() + retryIn * 1000) }
         : { state: 'failed' as const, nextAttemptAt: null };
-    await this.messages.settle(
+    const failingSince = await this.messages.settle(
       {
         workspaceId: d.workspace_id,
         endpointId: d.endpoint_id,
@@ -140,7 +142,6 @@ export class DeliveryService implements OnApplicationShutdown {
       },
       next,
     );
-    const failingSince = await this.endpoints.noteOutcome(d.endpoint_id, succeeded, started);
     if (outcome.responseStatus === 410) await this.disable(d, 'gone');
     else if (!succeeded && failingSince && Date.now() - failingSince.getTime() >= this.config.notify.disableAfterSeconds * 1000) await this.disable(d, 'failing');
   }

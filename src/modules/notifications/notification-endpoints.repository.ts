@@ -51,14 +51,4 @@ export class NotificationEndpointsRepository {
     return rows.length ? manager.findOneByOrFail(NotificationEndpoint, { id }) : null;
   }
 
-  /** After a success: no longer failing. After a failure: failing since the first one. */
-  async noteOutcome(id: string, succeeded: boolean, at: Date): Promise<Date | null> {
-    const [rows]: [{ failing_since: Date | null }[], number] = await this.dataSource.query(
-      succeeded
-        ? `UPDATE notification_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL RETURNING failing_since`
-        : `UPDATE notification_endpoints SET failing_since = COALESCE(failing_since, $2) WHERE id = $1 RETURNING failing_since`,
-      succeeded ? [id] : [id, at],
-    );
-    return rows[0]?.failing_since ?? null;
-  }
 }

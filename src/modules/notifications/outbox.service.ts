@@ -1,4 +1,5 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { errorFields } from 'src/common/logging/error-fields';
 import { newId } from 'src/common/ids/ids';
 import { formatTimeRequired } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
@@ -21,6 +22,8 @@ export interface EmitOptions {
  */
 @Injectable()
 export class OutboxService implements OnModuleInit {
+  private readonly logger = new Logger('notifications');
+
   constructor(
     private readonly messages: NotificationMessagesRepository,
     private readonly hub: EventHub,
@@ -41,7 +44,11 @@ export class OutboxService implements OnModuleInit {
     const body = messageJson({ type, timestamp: formatTimeRequired(now), data: { ...data, workspace_id: workspaceId } });
     const stored = await this.messages.emit(tx.manager, { id, workspaceId, type, body, dedupeKey: options.dedupeKey ?? null, createdAt: now }, options.endpointId);
     if (!stored) return null;
-    tx.afterCommit(() => this.hub.publish({ workspace_id: workspaceId, id, type, body }));
+    // Not awaited: the act's answer does not wait for the event streams (a failure is logged).
+    tx.afterCommit(() => {
+      this.hub.publish({ workspace_id: workspaceId, id, type, body }).catch((error: unknown) => this.logger.warn({ msg: 'event stream publish failed', ...errorFields(error) }));
+      return Promise.resolve();
+    });
     if (stored.deliveries > 0) tx.afterCommit(() => Promise.resolve(this.waker.wake()));
     return id;
   }
