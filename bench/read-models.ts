@@ -485,7 +485,7 @@ async function main(): Promise<void> {
       await seed(ds, now);
     }
 
-    const usage = new UsageService(ds, null as never, new KeysService(ds, null as never, null as never, null as never, null as never, null as never, null as never));
+    const usage = new UsageService(ds, null as never, new KeysService(ds, null as never, null as never, null as never, null as never, null as never, null as never, null as never), null as never);
     const window = { from: new Date(now.getTime() - 30 * DAY), to: now };
     const summary = await p95(100, () => usage.summary(BUSY, { window, groupBy: 'model', limit: 50 }));
     const raw = await p95(10, () =>

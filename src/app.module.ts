@@ -29,9 +29,10 @@ import { StreamsModule } from 'src/modules/streams/streams.module';
 import { UsageModule } from 'src/modules/usage/usage.module';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module';
+import { NotificationsModule } from 'src/modules/notifications/notifications.module';
 
 /** Every domain module; infrastructure first. */
-export const DOMAIN_MODULES = [SigningModule, HealthModule, IdentityModule, AuditModule, PublicationModule, WorkspacesModule, KeysModule, InternalModule, ApprovalsModule, WorkersModule, PolicyModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule, DemoModule];
+export const DOMAIN_MODULES = [SigningModule, HealthModule, IdentityModule, AuditModule, NotificationsModule, PublicationModule, WorkspacesModule, KeysModule, InternalModule, ApprovalsModule, WorkersModule, PolicyModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule, DemoModule];
 
 @Global()
 @Module({})

@@ -16,6 +16,7 @@ const ALLOWED: Record<WorkspaceAction, string[]> = {
   'routing.publish': ['admin', 'owner'],
   'pricing.write': ['admin', 'owner'],
   'approval.decide': ['admin', 'owner'],
+  'notification.manage': ['admin', 'owner'],
   'change.apply': ['admin', 'owner'],
   'membership.manage': ['owner'],
   'approval.policy.manage': ['owner'],

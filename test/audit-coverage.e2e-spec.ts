@@ -40,6 +40,10 @@ const AUDITED: Record<string, AuditAction[]> = {
   'DELETE /api/v1/workspaces/{ws}/connections/{connectionId}': ['connection.discard'],
   'PUT /api/v1/workspaces/{ws}/connections/{connectionId}/webhooks/{subscriptionId}': ['webhook.configure'],
   'DELETE /api/v1/workspaces/{ws}/connections/{connectionId}/webhooks/{subscriptionId}': ['webhook.delete'],
+  'POST /api/v1/workspaces/{ws}/notification-endpoints': ['notification_endpoint.create'],
+  'PATCH /api/v1/workspaces/{ws}/notification-endpoints/{endpointId}': ['notification_endpoint.update'],
+  'POST /api/v1/workspaces/{ws}/notification-endpoints/{endpointId}/rotate-secret': ['notification_endpoint.rotate_secret'],
+  'DELETE /api/v1/workspaces/{ws}/notification-endpoints/{endpointId}': ['notification_endpoint.delete'],
 };
 
 /** Routes reached with POST/PUT/PATCH/DELETE that write no audit row of their own, with the reviewed reason. */
@@ -51,6 +55,10 @@ const EXCEPTIONS: { route: RegExp; reason: string }[] = [
   {
     route: /^(POST|PATCH) \/api\/v1\/workspaces\/\{ws\}\/(worker|workflow)/,
     reason: 'Workers keep their own immutable history (revisions, versions, runs with their events); the specification gives them no audit action (docs/decisions.md)',
+  },
+  {
+    route: /^POST \/api\/v1\/workspaces\/\{ws\}\/(notification-endpoints\/\{endpointId\}\/(test|recover)|notification-messages\/\{messageId\}\/resend)$/,
+    reason: 'deliveries of the notification outbox (a test ping, a redelivery): CONTRACT.md section 7 names no audit action for them; the attempt log records them',
   },
   { route: /^POST \/internal\/v1\//, reason: 'the gateway reports events (held calls, executions, webhook evidence): no operator acts' },
 ];
@@ -149,6 +157,20 @@ describe('every mutation is audited', () => {
       seen['POST /api/v1/workspaces/{ws}/model-providers/{connectionId}/disable'] = await written('disable model', ws, () => http('post', `${base()}/model-providers/${connectionId}/disable`));
 
       seen['POST /api/v1/workspaces/{ws}/policy/test'] = await written('policy test', ws, () => http('post', `${base()}/policy/test`, {}));
+
+      let endpointId = '';
+      seen['POST /api/v1/workspaces/{ws}/notification-endpoints'] = await written('notification endpoint', ws, async () => {
+        const res = await http('post', `${base()}/notification-endpoints`, { url: 'https://93.184.216.34/hook', event_types: ['*'] });
+        endpointId = res.body.endpoint_id;
+        return res;
+      }, 201);
+      seen['PATCH /api/v1/workspaces/{ws}/notification-endpoints/{endpointId}'] = await written('patch endpoint', ws, () =>
+        t.http().patch(`${base()}/notification-endpoints/${endpointId}`).set(bearer(owner)).send({ description: 'd', expected_revision: 1 }),
+      );
+      seen['POST /api/v1/workspaces/{ws}/notification-endpoints/{endpointId}/rotate-secret'] = await written('rotate endpoint secret', ws, () =>
+        http('post', `${base()}/notification-endpoints/${endpointId}/rotate-secret`, {}),
+      );
+      seen['DELETE /api/v1/workspaces/{ws}/notification-endpoints/{endpointId}'] = await written('delete endpoint', ws, () => http('delete', `${base()}/notification-endpoints/${endpointId}`), 204);
 
       const expected = Object.fromEntries(Object.keys(seen).map((route) => [route, AUDITED[route] ?? []]));
       expect(seen).toEqual(expected);

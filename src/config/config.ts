@@ -50,6 +50,14 @@ class EnvironmentVariables {
   @IsOptional() @IsString() CONTROL_SIGNING_KEY_NEXT?: string;
   @IsOptional() @IsString() @MinLength(1) AUDIT_ANCHOR_FILE?: string;
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(36500) KEY_IDLE_DAYS?: number;
+  @IsOptional() @IsIn(['0', '1']) NOTIFY_ALLOW_HTTP?: string;
+  @IsOptional() @IsIn(['0', '1']) NOTIFY_ALLOW_PRIVATE_TARGETS?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(600000) NOTIFY_TIMEOUT_MS?: number;
+  @IsOptional() @Matches(/^\d{1,7}(,\d{1,7}){0,31}$/, { message: 'must be a comma-separated list of whole seconds' }) NOTIFY_RETRY_SCHEDULE_S?: string;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) NOTIFY_DISABLE_AFTER_S?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(3650) NOTIFY_RETENTION_DAYS?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) NOTIFY_APPROVAL_EXPIRING_S?: number;
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(3650) NOTIFY_KEY_EXPIRING_DAYS?: number;
   @IsOptional() @IsString() NODE_ENV?: string;
 }
 
@@ -109,6 +117,20 @@ export interface AppConfig {
   auditAnchorFile: string | undefined;
   /** Days without a usage event after which a key reads `idle: true`. */
   keyIdleDays: number;
+  /** Operator notifications (CONTRACT.md section 7). */
+  notify: NotifyConfig;
+}
+
+export interface NotifyConfig {
+  allowHttp: boolean;
+  allowPrivateTargets: boolean;
+  timeoutMs: number;
+  /** Seconds to wait after the n-th failed attempt (1-based: index n - 1); its length + 1 attempts in all. */
+  retryScheduleSeconds: number[];
+  disableAfterSeconds: number;
+  retentionDays: number;
+  approvalExpiringSeconds: number;
+  keyExpiringDays: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -230,5 +252,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     controlSigningKeyNext: nextSigningKey,
     auditAnchorFile: vars.AUDIT_ANCHOR_FILE,
     keyIdleDays: vars.KEY_IDLE_DAYS ?? 90,
+    notify: {
+      allowHttp: vars.NOTIFY_ALLOW_HTTP === '1',
+      allowPrivateTargets: vars.NOTIFY_ALLOW_PRIVATE_TARGETS === '1',
+      timeoutMs: vars.NOTIFY_TIMEOUT_MS ?? 15_000,
+      retryScheduleSeconds: (vars.NOTIFY_RETRY_SCHEDULE_S ?? '5,300,1800,7200,18000,36000,36000').split(',').map(Number),
+      disableAfterSeconds: vars.NOTIFY_DISABLE_AFTER_S ?? 432_000,
+      retentionDays: vars.NOTIFY_RETENTION_DAYS ?? 30,
+      approvalExpiringSeconds: vars.NOTIFY_APPROVAL_EXPIRING_S ?? 120,
+      keyExpiringDays: vars.NOTIFY_KEY_EXPIRING_DAYS ?? 7,
+    },
   };
 }

@@ -1,3 +1,7 @@
+import { NotificationAttempt } from 'src/modules/notifications/entities/notification-attempt.entity';
+import { NotificationDelivery } from 'src/modules/notifications/entities/notification-delivery.entity';
+import { NotificationEndpoint } from 'src/modules/notifications/entities/notification-endpoint.entity';
+import { NotificationMessage } from 'src/modules/notifications/entities/notification-message.entity';
 import { SnapshotContent } from 'src/modules/publication/entities/snapshot-content.entity';
 import { SnapshotInstance } from 'src/modules/publication/entities/snapshot-instance.entity';
 import { SnapshotVersion } from 'src/modules/publication/entities/snapshot-version.entity';
@@ -96,4 +100,8 @@ export const ENTITIES = [
   SnapshotContent,
   SnapshotVersion,
   SnapshotInstance,
+  NotificationEndpoint,
+  NotificationMessage,
+  NotificationDelivery,
+  NotificationAttempt,
 ];

@@ -16,6 +16,11 @@ export function rawRequest(port: number, method: string, path: string, headers: 
   return new Promise<RawAnswer>((resolve, reject) => {
     const length = body === undefined || Object.keys(headers).some((h) => /^(content-length|transfer-encoding)$/i.test(h)) ? {} : { 'Content-Length': String(Buffer.byteLength(body)) };
     const req = send({ host: '127.0.0.1', port, method, path, headers: { ...headers, ...length }, agent: false }, (res) => {
+      // An event stream does not end by itself: its status and headers are the answer.
+      if (res.headers['content-type']?.startsWith('text/event-stream')) {
+        res.destroy();
+        return resolve({ status: res.statusCode!, headers: res.headers, body: '' });
+      }
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));

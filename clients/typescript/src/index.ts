@@ -90,6 +90,32 @@ export interface ControlClient {
   DELETE: ControlMethod<'delete'>;
   /** The openapi-fetch client underneath (same authentication): `{ data, error, response }` results, `parseAs: 'stream'`, middleware. */
   raw: Client<paths, Media>;
+  /**
+   * The workspace's live event stream (`GET /api/v1/workspaces/{ws}/events`) as an async iterator,
+   * read with `fetch` streaming (a browser's `EventSource` cannot send the session header). After a
+   * dropped connection it reconnects with `Last-Event-ID` set to the last message it yielded, so
+   * nothing the server still holds is missed. Ends when `signal` aborts; a refusal (401, 404, 422)
+   * rejects with ControlError, a 5xx or a network failure is retried after `retryMs`.
+   */
+  events(workspaceId: string, options?: EventsOptions): AsyncGenerator<NotificationEvent, void, undefined>;
+}
+
+/** One message of the event stream (docs/notifications.md): its id is the webhooks' `webhook-id`. */
+export interface NotificationEvent {
+  id: string;
+  type: string;
+  timestamp: string;
+  data: { workspace_id: string; [key: string]: unknown };
+}
+
+export interface EventsOptions {
+  /** Types or `prefix.*` patterns (`audit.event` only when named). */
+  types?: string[];
+  /** Start after this message id (what the outbox still holds is replayed); else new messages only. */
+  after?: string;
+  signal?: AbortSignal;
+  /** Wait before reconnecting after a dropped connection (default 1000 ms). */
+  retryMs?: number;
 }
 
 function authentication(credentials: Credentials): Middleware {
@@ -104,7 +130,8 @@ function authentication(credentials: Credentials): Middleware {
 
 export function createControlClient(options: ControlClientOptions): ControlClient {
   if (typeof options.token !== 'string' && typeof options.getToken !== 'function') throw new TypeError('createControlClient needs a token or getToken');
-  const raw = createClient<paths, Media>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), fetch: options.fetch, headers: options.headers });
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const raw = createClient<paths, Media>({ baseUrl, fetch: options.fetch, headers: options.headers });
   raw.use(authentication(options));
   type Call = (url: string, init?: Record<string, unknown>) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
   const unwrap = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE') =>
@@ -113,7 +140,83 @@ export function createControlClient(options: ControlClientOptions): ControlClien
       if (!response.ok) throw new ControlError(response.status, isErrorBody(error) ? error : undefined, response);
       return data;
     }) as never;
-  return { GET: unwrap('GET'), POST: unwrap('POST'), PUT: unwrap('PUT'), PATCH: unwrap('PATCH'), DELETE: unwrap('DELETE'), raw };
+  const events = (workspaceId: string, eventOptions: EventsOptions = {}) => readEvents(baseUrl, options, workspaceId, eventOptions);
+  return { GET: unwrap('GET'), POST: unwrap('POST'), PUT: unwrap('PUT'), PATCH: unwrap('PATCH'), DELETE: unwrap('DELETE'), raw, events };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}
+
+/** The events of one `text/event-stream` body: `id`, `event` and the joined `data` lines of each block; comments skipped. */
+async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerator<{ id: string; data: string }, void, undefined> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let id = '';
+        const data: string[] = [];
+        for (const line of block.split('\n')) {
+          if (line === '' || line.startsWith(':')) continue;
+          const colon = line.indexOf(':');
+          const field = colon < 0 ? line : line.slice(0, colon);
+          const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+          if (field === 'id') id = value;
+          else if (field === 'data') data.push(value);
+        }
+        if (data.length > 0) yield { id, data: data.join('\n') };
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+async function* readEvents(baseUrl: string, options: ControlClientOptions, workspaceId: string, eventOptions: EventsOptions): AsyncGenerator<NotificationEvent, void, undefined> {
+  const { signal, retryMs = 1000 } = eventOptions;
+  const fetchOne = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  let last = eventOptions.after;
+  while (!signal?.aborted) {
+    const url = new URL(`${baseUrl}/api/v1/workspaces/${encodeURIComponent(workspaceId)}/events`);
+    if (eventOptions.types) url.searchParams.set('types', eventOptions.types.join(','));
+    const headers = new Headers(options.headers);
+    headers.set('Authorization', `Bearer ${options.token ?? (await options.getToken!())}`);
+    headers.set('Accept', 'text/event-stream');
+    if (last !== undefined) headers.set('Last-Event-ID', last);
+    try {
+      const response = await fetchOne(new Request(url, { headers, signal }));
+      if (!response.ok) {
+        const body: unknown = await response.json().catch(() => undefined);
+        if (response.status < 500) throw new ControlError(response.status, isErrorBody(body) ? body : undefined, response);
+      } else if (response.body) {
+        for await (const block of sseBlocks(response.body)) {
+          const message = JSON.parse(block.data) as Omit<NotificationEvent, 'id'>;
+          last = block.id;
+          yield { id: block.id, ...message };
+        }
+      }
+    } catch (error) {
+      if (error instanceof ControlError) throw error;
+      if (signal?.aborted) return;
+      // A dropped connection or a network failure: reconnect from the last message.
+    }
+    await pause(retryMs, signal);
+  }
 }
 
 type GetPath = PathsWithMethod<paths, 'get'>;

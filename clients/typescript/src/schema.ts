@@ -41,6 +41,183 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{ws}/notification-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Access: action `workspace.read`. */
+        get: operations["NotificationEndpointsController_list"];
+        put?: never;
+        /**
+         * The answer carries the signing `secret`: the only time besides rotate-secret.
+         * @description Access: action `notification.manage`.
+         */
+        post: operations["NotificationEndpointsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/notification-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Access: action `workspace.read`. */
+        get: operations["NotificationEndpointsController_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Pending deliveries to the endpoint are dropped with it.
+         * @description Access: action `notification.manage`.
+         */
+        delete: operations["NotificationEndpointsController_delete"];
+        options?: never;
+        head?: never;
+        /** @description Access: action `notification.manage`. */
+        patch: operations["NotificationEndpointsController_update"];
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/notification-endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The new `secret`, shown once; during `grace_seconds` every delivery carries both signatures.
+         * @description Access: action `notification.manage`.
+         */
+        post: operations["NotificationEndpointsController_rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/notification-endpoints/{endpointId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A `notification.test` message to this endpoint only.
+         * @description Access: action `notification.manage`.
+         */
+        post: operations["NotificationEndpointsController_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/notification-endpoints/{endpointId}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Every message since `since` whose delivery to this endpoint failed is delivered again, same `webhook-id`.
+         * @description Access: action `notification.manage`.
+         */
+        post: operations["NotificationEndpointsController_recover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/notification-endpoints/{endpointId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Access: action `workspace.read`. */
+        get: operations["NotificationEndpointsController_attempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/notification-messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Access: action `workspace.read`. */
+        get: operations["NotificationMessagesController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/notification-messages/{messageId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The message again, same `webhook-id`: to `endpoint_id`, or to every endpoint it was addressed to.
+         * @description Access: action `notification.manage`.
+         */
+        post: operations["NotificationMessagesController_resend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{ws}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Server-Sent Events; `Last-Event-ID` (or `after`) replays what the outbox still holds after that message.
+         * @description Access: action `workspace.read`.
+         */
+        get: operations["NotificationMessagesController_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{ws}/publication": {
         parameters: {
             query?: never;
@@ -1375,6 +1552,32 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        CreateEndpointDto: {
+            url: string;
+            event_types: string[];
+            /** @enum {string} */
+            format?: "standard" | "slack";
+            description?: string | null;
+            enabled?: boolean;
+        };
+        UpdateEndpointDto: {
+            url?: string;
+            event_types?: string[];
+            /** @enum {string} */
+            format?: "standard" | "slack";
+            description?: string | null;
+            enabled?: boolean;
+            expected_revision: number;
+        };
+        RotateSecretDto: {
+            grace_seconds?: number;
+        };
+        RecoverDto: {
+            since: string;
+        };
+        ResendDto: {
+            endpoint_id?: string;
+        };
         CreateWorkspaceDto: {
             org_id: string;
             slug: string;
@@ -1772,7 +1975,7 @@ export interface components {
                     email: string | null;
                 };
                 /** @enum {unknown} */
-                action: "workspace.create" | "key.mint" | "key.revoke" | "key.rotate" | "catalog.provider.register" | "webhook.configure" | "webhook.delete" | "connection.start" | "connection.credential.store" | "connection.federated.complete" | "connection.reconnect" | "connection.disable" | "connection.credential.purge" | "connection.discard" | "model_connection.start" | "model_connection.credential.store" | "model_connection.disable" | "policy.draft.store" | "policy.publish" | "route_qualifier.upsert" | "route_qualifier.delete" | "approval.approve" | "approval.deny" | "approval_policy.create" | "approval_policy.revise" | "approval_policy.disable" | "pricing.replace" | "membership.grant" | "membership.revoke";
+                action: "workspace.create" | "key.mint" | "key.revoke" | "key.rotate" | "catalog.provider.register" | "webhook.configure" | "webhook.delete" | "connection.start" | "connection.credential.store" | "connection.federated.complete" | "connection.reconnect" | "connection.disable" | "connection.credential.purge" | "connection.discard" | "model_connection.start" | "model_connection.credential.store" | "model_connection.disable" | "policy.draft.store" | "policy.publish" | "route_qualifier.upsert" | "route_qualifier.delete" | "approval.approve" | "approval.deny" | "approval_policy.create" | "approval_policy.revise" | "approval_policy.disable" | "pricing.replace" | "membership.grant" | "membership.revoke" | "notification_endpoint.create" | "notification_endpoint.update" | "notification_endpoint.delete" | "notification_endpoint.rotate_secret" | "notification_endpoint.disable";
                 target: string | null;
                 detail: {
                     agent_id?: string | boolean | number | string[];
@@ -2320,6 +2523,9 @@ export interface components {
         MemberList: {
             members: components["schemas"]["Member"][];
         };
+        MessageAccepted: {
+            message_id: string;
+        };
         MintedKey: {
             key_id: string;
             /** @enum {unknown} */
@@ -2416,6 +2622,94 @@ export interface components {
                 approval_timeout_seconds: number;
             }[];
             capabilities: components["schemas"]["Capabilities"];
+        };
+        NotificationAttempt: {
+            attempt_id: string;
+            message_id: string;
+            /** @enum {unknown} */
+            type: "approval.requested" | "approval.vote_cast" | "approval.resolved" | "approval.expiring" | "budget.threshold_crossed" | "key.expiring" | "key.revoked" | "key.rotated" | "connection.reauthorization_required" | "policy.published" | "notification_endpoint.disabled" | "audit.event" | "notification.test";
+            attempt: number;
+            /** @enum {unknown} */
+            status: "succeeded" | "failed";
+            response_status: number | null;
+            /** @enum {unknown} */
+            error: null | "timeout" | "connection" | "refused_target" | "http_status";
+            duration_ms: number;
+            response_excerpt: string;
+            /** Format: date-time */
+            attempted_at: string;
+        };
+        NotificationAttemptList: {
+            attempts: components["schemas"]["NotificationAttempt"][];
+            next_cursor: string | null;
+        };
+        NotificationEndpoint: {
+            endpoint_id: string;
+            workspace_id: string;
+            url: string;
+            event_types: string[];
+            /** @enum {unknown} */
+            format: "standard" | "slack";
+            description: string | null;
+            enabled: boolean;
+            /** @enum {unknown} */
+            disabled_reason: null | "failing" | "gone" | "operator";
+            revision: number;
+            secret_last4: string;
+            /** Format: date-time */
+            secret_rotated_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        NotificationEndpointList: {
+            endpoints: components["schemas"]["NotificationEndpoint"][];
+        };
+        NotificationEndpointWithSecret: {
+            endpoint_id: string;
+            workspace_id: string;
+            url: string;
+            event_types: string[];
+            /** @enum {unknown} */
+            format: "standard" | "slack";
+            description: string | null;
+            enabled: boolean;
+            /** @enum {unknown} */
+            disabled_reason: null | "failing" | "gone" | "operator";
+            revision: number;
+            secret_last4: string;
+            /** Format: date-time */
+            secret_rotated_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            secret: string;
+        };
+        NotificationMessage: {
+            message_id: string;
+            /** @enum {unknown} */
+            type: "approval.requested" | "approval.vote_cast" | "approval.resolved" | "approval.expiring" | "budget.threshold_crossed" | "key.expiring" | "key.revoked" | "key.rotated" | "connection.reauthorization_required" | "policy.published" | "notification_endpoint.disabled" | "audit.event" | "notification.test";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                workspace_id: string;
+            };
+            deliveries: {
+                endpoint_id: string;
+                /** @enum {unknown} */
+                state: "pending" | "delivered" | "failed";
+                attempts: number;
+                /** Format: date-time */
+                last_attempt_at: string | null;
+                /** Format: date-time */
+                next_attempt_at: string | null;
+            }[];
+        };
+        NotificationMessageList: {
+            messages: components["schemas"]["NotificationMessage"][];
+            next_cursor: string | null;
         };
         Overview: {
             workspace: components["schemas"]["Workspace"];
@@ -2815,6 +3109,9 @@ export interface components {
                 /** @constant */
                 set_by: "control";
             };
+        };
+        Requeued: {
+            requeued: number;
         };
         Revision: {
             /** @constant */
@@ -3538,6 +3835,517 @@ export interface operations {
             };
             500: components["responses"]["Internal"];
             503: components["responses"]["IdentityOrReadModelUnavailable"];
+        };
+    };
+    NotificationEndpointsController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEndpointList"];
+                };
+            };
+            401: components["responses"]["SessionRejected"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationEndpointsController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateEndpointDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["Malformed"];
+            401: components["responses"]["SessionRejected"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description Workspace is frozen; `notification endpoint limit reached` (20 per workspace) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            /** @description Validation failure; `url must not point to a private or local address`, `url must use https`, an unknown event type */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationEndpointsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEndpoint"];
+                };
+            };
+            401: components["responses"]["SessionRejected"];
+            /** @description Workspace not found (also for a non-member); `notification endpoint not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationEndpointsController_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["SessionRejected"];
+            403: components["responses"]["Forbidden"];
+            /** @description Workspace not found (also for a non-member); `notification endpoint not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationEndpointsController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateEndpointDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEndpoint"];
+                };
+            };
+            400: components["responses"]["Malformed"];
+            401: components["responses"]["SessionRejected"];
+            403: components["responses"]["Forbidden"];
+            /** @description Workspace not found (also for a non-member); `notification endpoint not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Workspace is frozen; `notification endpoint revision changed` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            /** @description Validation failure; `url must not point to a private or local address`, `url must use https`, an unknown event type */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationEndpointsController_rotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateSecretDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["Malformed"];
+            401: components["responses"]["SessionRejected"];
+            403: components["responses"]["Forbidden"];
+            /** @description Workspace not found (also for a non-member); `notification endpoint not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Invalid"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationEndpointsController_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageAccepted"];
+                };
+            };
+            401: components["responses"]["SessionRejected"];
+            403: components["responses"]["Forbidden"];
+            /** @description Workspace not found (also for a non-member); `notification endpoint not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationEndpointsController_recover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpointId: string;
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Requeued"];
+                };
+            };
+            400: components["responses"]["Malformed"];
+            401: components["responses"]["SessionRejected"];
+            403: components["responses"]["Forbidden"];
+            /** @description Workspace not found (also for a non-member); `notification endpoint not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            /** @description Validation failure; `since must be an RFC 3339 timestamp`, `since must be within N days` (NOTIFY_RETENTION_DAYS) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationEndpointsController_attempts: {
+        parameters: {
+            query?: {
+                status?: "succeeded" | "failed";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                endpointId: string;
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationAttemptList"];
+                };
+            };
+            401: components["responses"]["SessionRejected"];
+            /** @description Workspace not found (also for a non-member); `notification endpoint not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Validation failure; `invalid cursor` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationMessagesController_list: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                type?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationMessageList"];
+                };
+            };
+            401: components["responses"]["SessionRejected"];
+            404: components["responses"]["NotFound"];
+            /** @description Validation failure; `invalid UTC window`, `from and to must be provided together`, `unknown event type`, `invalid cursor` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationMessagesController_resend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                messageId: string;
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResendDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Requeued"];
+                };
+            };
+            400: components["responses"]["Malformed"];
+            401: components["responses"]["SessionRejected"];
+            403: components["responses"]["Forbidden"];
+            /** @description Workspace not found (also for a non-member); `notification message not found`, `notification endpoint not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            422: components["responses"]["Invalid"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
+        };
+    };
+    NotificationMessagesController_events: {
+        parameters: {
+            query?: {
+                types?: string;
+                after?: string;
+            };
+            header?: never;
+            path: {
+                ws: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One event per message: `id: <message_id>`, `event: <type>`, `data: <message JSON>`; a comment line at least every 15 s. `audit.event` only when `types` names it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            401: components["responses"]["SessionRejected"];
+            404: components["responses"]["NotFound"];
+            /** @description Validation failure; `types must be comma-separated event types or prefix.* patterns` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            503: components["responses"]["IdentityOrDatabaseUnavailable"];
         };
     };
     PublicationController_rollout: {

@@ -16,6 +16,7 @@ export const ACTION_MIN_ROLE = {
   'routing.publish': 'admin',
   'pricing.write': 'admin',
   'approval.decide': 'admin',
+  'notification.manage': 'admin',
   'change.apply': 'admin',
   'membership.manage': 'owner',
   'approval.policy.manage': 'owner',

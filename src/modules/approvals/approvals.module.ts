@@ -1,3 +1,6 @@
+import { ApprovalsJob } from 'src/modules/approvals/approvals.job';
+import { KeysModule } from 'src/modules/keys/keys.module';
+import { NotificationsModule } from 'src/modules/notifications/notifications.module';
 import { Module } from '@nestjs/common';
 import { AuditModule } from 'src/modules/audit/audit.module';
 import { PublicationModule } from 'src/modules/publication/publication.module';
@@ -15,8 +18,8 @@ import { Approval } from 'src/modules/approvals/entities/approval.entity';
 
 /** Approval policies, the approval inbox and votes, and the gateway's held-call routes. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ApprovalPolicyRevision, ApprovalPolicy, ApprovalVote, Approval]), AuditModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature([ApprovalPolicyRevision, ApprovalPolicy, ApprovalVote, Approval]), AuditModule, KeysModule, NotificationsModule, PublicationModule, WorkspacesModule],
   controllers: [ApprovalPoliciesController, ApprovalsController, InternalApprovalsController],
-  providers: [ApprovalPoliciesService, ApprovalsService],
+  providers: [ApprovalPoliciesService, ApprovalsService, ApprovalsJob],
 })
 export class ApprovalsModule {}

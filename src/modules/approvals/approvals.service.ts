@@ -7,7 +7,9 @@ import { newId } from 'src/common/ids/ids';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired } from 'src/common/time/time';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { inTransaction } from 'src/database/transaction';
+import { inTransaction, Tx } from 'src/database/transaction';
+import { KeysService } from 'src/modules/keys/keys.service';
+import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { activeRuleSet } from 'src/modules/approvals/approval-policies.service';
 import { effectiveDecision, voteBlock, voteError } from 'src/modules/approvals/approval-state';
@@ -40,6 +42,8 @@ export class ApprovalsService {
     private readonly audit: AuditService,
     private readonly workspaces: WorkspacesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly outbox: OutboxService,
+    private readonly keys: KeysService,
   ) {}
 
   async list(ws: WorkspaceContext, q: ListApprovalsQuery) {
@@ -121,6 +125,8 @@ export class ApprovalsService {
         target: row.id,
         detail: { key_id: row.key_id, connection_id: row.connection_id, env: row.env, status: next.status, reason: body.reason },
       });
+      await this.outbox.emit(tx, ws.id, 'approval.vote_cast', { approval_id: row.id, user_id: reviewer.userId, vote: body.decision, approvals, quorum: row.quorum_required });
+      if (next.status !== 'pending') await this.emitResolved(tx, ws.id, row.id, next.status, now);
       const updated = await this.find(tx.manager, ws.id, row.id);
       const after = (await this.votesOf(tx.manager, ws.id, [row.id])).get(row.id) ?? [];
       return toApprovalDocument(updated, after, hash, now, reviewer);
@@ -173,7 +179,23 @@ export class ApprovalsService {
         ],
       );
       const row = (await this.findByRequest(tx.manager, workspaceId, body.request_id))!;
-      return { created: inserted.length === 1 && decision.status === 'pending', approval: await this.gatewayView(row, tx.manager) };
+      const created = inserted.length === 1 && decision.status === 'pending';
+      if (created) {
+        const allows = matched.filter((r) => r.effect === 'allow');
+        await this.outbox.emit(tx, workspaceId, 'approval.requested', {
+          approval_id: row.id,
+          tool: row.tool,
+          agent_id: await this.keys.agentOf(tx.manager, workspaceId, row.key_id),
+          key_id: row.key_id,
+          environment: row.env,
+          expires_at: formatTimeRequired(row.expires_at),
+          quorum: row.quorum_required,
+          approver_roles: [...new Set(allows.flatMap((r) => r.approver_roles))].sort(),
+          approver_user_ids: [...new Set(allows.flatMap((r) => r.approver_user_ids))].sort(),
+          url: this.approvalUrl(workspaceId, row.id),
+        });
+      }
+      return { created, approval: await this.gatewayView(row, tx.manager) };
     });
   }
 
@@ -206,6 +228,45 @@ export class ApprovalsService {
       );
       return this.gatewayView(await this.find(tx.manager, workspaceId, row.id), tx.manager);
     });
+  }
+
+  /**
+   * Events from time: `approval.expiring` for pending approvals within NOTIFY_APPROVAL_EXPIRING_S
+   * of `expires_at`, and `approval.resolved` (`expired`) for pending ones past it (looked for up to
+   * a day back). Each once per approval through the outbox's dedupe key, however many replicas run
+   * this pass. Answers how many messages were emitted.
+   */
+  async notifyTimeouts(now = new Date()): Promise<number> {
+    const lead = new Date(now.getTime() + this.config.notify.approvalExpiringSeconds * 1000);
+    const rows: { id: string; workspace_id: string; expires_at: Date }[] = await this.dataSource.query(
+      `SELECT id, workspace_id, expires_at FROM approvals WHERE status = 'pending' AND expires_at <= $1 AND expires_at > $2 ORDER BY expires_at`,
+      [lead, new Date(now.getTime() - 86_400_000)],
+    );
+    let emitted = 0;
+    for (const row of rows) {
+      const id = await inTransaction(this.dataSource, (tx) =>
+        row.expires_at <= now
+          ? this.emitResolved(tx, row.workspace_id, row.id, 'expired', row.expires_at)
+          : this.outbox.emit(
+              tx,
+              row.workspace_id,
+              'approval.expiring',
+              { approval_id: row.id, expires_at: formatTimeRequired(row.expires_at), url: this.approvalUrl(row.workspace_id, row.id) },
+              { dedupeKey: `approval.expiring:${row.id}` },
+            ),
+      );
+      if (id) emitted++;
+    }
+    return emitted;
+  }
+
+  /** `approval.resolved`, once per approval whichever act or pass sees it leave `pending` first. */
+  private emitResolved(tx: Tx, workspaceId: string, approvalId: string, status: string, at: Date): Promise<string | null> {
+    return this.outbox.emit(tx, workspaceId, 'approval.resolved', { approval_id: approvalId, decision_status: status, resolved_at: formatTimeRequired(at) }, { dedupeKey: `approval.resolved:${approvalId}` });
+  }
+
+  private approvalUrl(workspaceId: string, approvalId: string): string {
+    return `${this.config.webUrl}/workspaces/${workspaceId}/approvals/${approvalId}`;
   }
 
   private async gatewayView(row: ApprovalRow, manager: EntityManager = this.dataSource.manager) {

@@ -32,6 +32,11 @@ export const AUDIT_ACTIONS = [
   'pricing.replace',
   'membership.grant',
   'membership.revoke',
+  'notification_endpoint.create',
+  'notification_endpoint.update',
+  'notification_endpoint.delete',
+  'notification_endpoint.rotate_secret',
+  'notification_endpoint.disable',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -44,7 +44,8 @@ const RECORD = `
     RETURNING seq, chain_hash
   )
   INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail, occurred_at, seq, chain_hash)
-  SELECT $1, $2, $3, $4, $5, $6, $7, now.at, head.seq, head.chain_hash FROM head, now`;
+  SELECT $1, $2, $3, $4, $5, $6, $7, now.at, head.seq, head.chain_hash FROM head, now
+  RETURNING occurred_at`;
 
 export function toAuditEvent(row: AuditRow) {
   return {
@@ -61,10 +62,20 @@ export function toAuditEvent(row: AuditRow) {
   };
 }
 
+/** Told of every audit row in the transaction that writes it (the notifications outbox's `audit.event`). */
+export type AuditListener = (tx: Tx, event: ReturnType<typeof toAuditEvent>) => Promise<void>;
+
 /** The audit trail: written in the transaction of the act it records, read newest first. */
 @Injectable()
 export class AuditService {
+  private readonly listeners: AuditListener[] = [];
+
   constructor(private readonly dataSource: DataSource) {}
+
+  /** Registered once at module init by a module that reacts to audit rows (inverted so audit imports nobody). */
+  onRecord(listener: AuditListener): void {
+    this.listeners.push(listener);
+  }
 
   /**
    * Writes the audit row inside the caller's transaction, with the detail sanitized, as the next
@@ -86,7 +97,7 @@ export class AuditService {
       detail: sanitizeAuditDetail(entry.detail),
     };
     const parts = canonicalParts(row);
-    await tx.manager.query(RECORD, [
+    const [stored]: { occurred_at: Date }[] = await tx.manager.query(RECORD, [
       row.event_id,
       row.workspace_id,
       row.actor.user_id,
@@ -99,6 +110,9 @@ export class AuditService {
       parts.between,
       parts.after,
     ]);
+    if (this.listeners.length === 0) return;
+    const event = toAuditEvent({ id: row.event_id, workspace_id: row.workspace_id, actor_user_id: row.actor.user_id, actor_email: row.actor.email, action: row.action, target: row.target, detail: row.detail, occurred_at: stored.occurred_at });
+    for (const listener of this.listeners) await listener(tx, event);
   }
 
   async list(workspaceId: string, query: AuditQuery) {

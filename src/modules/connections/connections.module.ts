@@ -1,3 +1,4 @@
+import { NotificationsModule } from 'src/modules/notifications/notifications.module';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditModule } from 'src/modules/audit/audit.module';
@@ -37,7 +38,7 @@ interface SnapshotRow {
 }
 
 @Module({
-  imports: [TypeOrmModule.forFeature([CatalogSession, Connection, OAuthState]), AuditModule, CatalogModule, GatewayModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature([CatalogSession, Connection, OAuthState]), AuditModule, CatalogModule, GatewayModule, NotificationsModule, PublicationModule, WorkspacesModule],
   controllers: [ConnectionsController, OAuthController, CatalogController],
   providers: [ConnectionsService, ModelConnectionsService, OAuthService, RefreshJob, ExpiredGrantsJob],
   exports: [ConnectionsService, ModelConnectionsService],

@@ -1,3 +1,4 @@
+import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { createHash } from 'node:crypto';
@@ -68,6 +69,7 @@ export class RefreshJob {
     private readonly publications: PublicationService,
     private readonly workspaces: WorkspacesService,
     private readonly metrics: MetricsService,
+    private readonly outbox: OutboxService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.second = jitterSecond(config.redisPrefix);
@@ -160,7 +162,10 @@ export class RefreshJob {
          WHERE id = $1 AND workspace_id = $2 AND credential_revision = $3 AND status = 'active'`,
         [row.id, row.workspace_id, row.credential_revision, PERMANENT_REFUSAL],
       );
-      if (updated > 0) await this.publications.stage(tx, row.workspace_id, 'connection.credential.refresh_refused');
+      if (updated > 0) {
+        await this.publications.stage(tx, row.workspace_id, 'connection.credential.refresh_refused');
+        await this.outbox.emit(tx, row.workspace_id, 'connection.reauthorization_required', { connection_id: row.id, reason: PERMANENT_REFUSAL });
+      }
     });
     this.logger.warn({ msg: 'credential refresh refused; re-authorization required', workspace_id: row.workspace_id, connection_id: row.id });
   }

@@ -5,6 +5,7 @@ import { KeysService } from 'src/modules/keys/keys.service';
 import { errorFields } from 'src/common/logging/error-fields';
 
 export const KEY_SYNC_INTERVAL_MS = 2000;
+export const KEY_EXPIRING_INTERVAL_MS = 60_000;
 
 /**
  * Retries hot-path writes and deletions that failed after commit (Redis down during a mint, a
@@ -34,6 +35,16 @@ export class KeysJob implements OnModuleInit {
   private redisBack(): void {
     if (this.running) this.again = true;
     else void this.tick();
+  }
+
+  /** `key.expiring` for keys entering NOTIFY_KEY_EXPIRING_DAYS (exactly once, whatever the replicas). */
+  @Interval(KEY_EXPIRING_INTERVAL_MS)
+  async expiring(): Promise<void> {
+    try {
+      await this.keys.notifyExpiring();
+    } catch (error) {
+      this.logger.warn({ msg: 'key expiry notification pass failed', ...errorFields(error) });
+    }
   }
 
   /** One pass; none while Redis is known to be down (nothing could settle, and its return starts one). */

@@ -1,3 +1,4 @@
+import { NotificationsModule } from 'src/modules/notifications/notifications.module';
 import { Module } from '@nestjs/common';
 import { AuditModule } from 'src/modules/audit/audit.module';
 import { PublicationModule } from 'src/modules/publication/publication.module';
@@ -11,5 +12,5 @@ import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
 import { VirtualKeyRemoval } from 'src/modules/keys/entities/virtual-key-removal.entity';
 import { VirtualKeyUsage } from 'src/modules/keys/entities/virtual-key-usage.entity';
 
-@Module({ imports: [TypeOrmModule.forFeature([VirtualKey, VirtualKeyRemoval, VirtualKeyUsage]), AuditModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob, PendingRemovals], exports: [KeysService] })
+@Module({ imports: [TypeOrmModule.forFeature([VirtualKey, VirtualKeyRemoval, VirtualKeyUsage]), AuditModule, NotificationsModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob, PendingRemovals], exports: [KeysService] })
 export class KeysModule {}

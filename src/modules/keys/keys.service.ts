@@ -1,3 +1,4 @@
+import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -6,8 +7,9 @@ import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { sha256Hex } from 'src/common/crypto/crypto';
 import { ApiError, badRequest, bodyError } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';
-import { parseRfc3339 } from 'src/common/time/time';
+import { formatTimeRequired, parseRfc3339 } from 'src/common/time/time';
 import { secondsSince } from 'src/common/http/received-at';
+import { inTransaction } from 'src/database/transaction';
 import { namedQuery } from 'src/database/named-query';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { KeyDocumentRow, keyColumns, keyDocumentColumns, KeyRow, keyStatus, keyStatusSql, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
@@ -104,6 +106,7 @@ export class KeysService implements OnModuleInit {
     private readonly overviews: OverviewRegistry,
     private readonly pending: PendingRemovals,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly outbox: OutboxService,
   ) {}
 
   onModuleInit(): void {
@@ -224,6 +227,7 @@ export class KeysService implements OnModuleInit {
         target: rotated.id,
         detail: { key_id: rotated.id, last4: rotated.last4, prefix: rotated.prefix },
       });
+      await this.outbox.emit(tx, ws.id, 'key.rotated', { key_id: rotated.id, agent_id: rotated.agent_id });
       tx.afterCommit(() => this.settle(rotated.id));
       return [rotated, secret] as const;
     });
@@ -255,6 +259,7 @@ export class KeysService implements OnModuleInit {
         target: revoked.id,
         detail: { agent_id: revoked.agent_id, prefix: revoked.prefix, last4: revoked.last4 },
       });
+      await this.outbox.emit(tx, ws.id, 'key.revoked', { key_id: revoked.id, agent_id: revoked.agent_id });
       tx.afterCommit(() => this.settle(revoked.id));
       return revoked;
     });
@@ -350,6 +355,34 @@ export class KeysService implements OnModuleInit {
       [workspaceId, agentId],
     );
     return rows.length > 0;
+  }
+
+  /** The agent a key of the workspace belongs to (read in `manager`, e.g. a caller's transaction); null for an unknown key. */
+  async agentOf(manager: EntityManager, workspaceId: string, keyId: string): Promise<string | null> {
+    const [row]: { agent_id: string }[] = await manager.query(`SELECT agent_id FROM virtual_keys WHERE workspace_id = $1 AND id = $2`, [workspaceId, keyId]);
+    return row?.agent_id ?? null;
+  }
+
+  /**
+   * `key.expiring` once per key (and expiry: a key whose expiry is moved is told again) for every
+   * unrevoked key expiring within NOTIFY_KEY_EXPIRING_DAYS; the outbox's dedupe key makes a
+   * second replica's pass or a repeated pass emit nothing. Answers how many were emitted.
+   */
+  async notifyExpiring(now = new Date()): Promise<number> {
+    const horizon = new Date(now.getTime() + this.config.notify.keyExpiringDays * 86_400_000);
+    const rows: { id: string; workspace_id: string; agent_id: string; expires_at: Date }[] = await this.dataSource.query(
+      `SELECT id, workspace_id, agent_id, expires_at FROM virtual_keys WHERE revoked_at IS NULL AND expires_at > $1 AND expires_at <= $2 ORDER BY expires_at`,
+      [now, horizon],
+    );
+    let emitted = 0;
+    for (const row of rows) {
+      const expiresAt = formatTimeRequired(row.expires_at);
+      const id = await inTransaction(this.dataSource, (tx) =>
+        this.outbox.emit(tx, row.workspace_id, 'key.expiring', { key_id: row.id, agent_id: row.agent_id, expires_at: expiresAt }, { dedupeKey: `key.expiring:${row.id}:${expiresAt}` }),
+      );
+      if (id) emitted++;
+    }
+    return emitted;
   }
 
   /** Every key with a monthly cap that is not revoked (an expired key still shows this month's spend), by id. */

@@ -25,20 +25,8 @@ export default async () => {
                         "ListRunsQuery": { status: { required: false, type: () => String }, worker_id: { required: false, type: () => String, maxLength: 64 } },
                         "CreateSessionProfileDto": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, environment_class: { required: true, type: () => String }, description: { required: false, type: () => String, nullable: true, maxLength: 2000 } }
                     }],
-                [import("../audit/dto/audit-export-query.dto"), {
-                        "AuditExportQueryDto": { from_seq: { required: false, type: () => Number, minimum: 1 }, to_seq: { required: false, type: () => Number, minimum: 1 } }
-                    }],
-                [import("../audit/dto/audit-query.dto"), {
-                        "AuditQueryDto": { action: { required: false, type: () => String, minLength: 1, maxLength: 64 }, user_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, target: { required: false, type: () => String, minLength: 1, maxLength: 128 } }
-                    }],
-                [import("../publication/dto/publication.dto"), {
-                        "SnapshotAppliedDto": { instance_id: { required: true, type: () => String, description: "1-128 printable ASCII characters.", pattern: "^[\\x20-\\x7e]{1,128}$" }, version: { required: true, type: () => Number, minimum: 1 }, digest: { required: true, type: () => String, pattern: "^sha256:[0-9a-f]{64}$" }, applied_at: { required: true, type: () => String, description: "RFC 3339; parsed by the controller.", maxLength: 64 } },
-                        "SnapshotDiffQuery": { from: { required: true, type: () => Number, minimum: 1 }, to: { required: true, type: () => Number, minimum: 1 } }
-                    }],
-                [import("../workspaces/dto/workspace.dto"), {
-                        "CreateWorkspaceDto": { org_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, slug: { required: true, type: () => String, minLength: 1, maxLength: 128 }, env: { required: false, type: () => Object, description: "Checked by the service: a bad `env` is a 400, not a 422." } },
-                        "ListWorkspacesQuery": { org_id: { required: false, type: () => String, maxLength: 64 } },
-                        "PutMemberDto": { role: { required: true, enum: ["viewer", "developer", "admin", "owner"] } }
+                [import("../keys/dto/key-list-query.dto"), {
+                        "KeyListQueryDto": { sort: { required: true, default: "created", enum: ["created", "last_used"] } }
                     }],
                 [import("../approvals/dto/approval-policy.dto"), {
                         "ApprovalPolicyBody": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, rules: { required: true, type: () => Object, description: "Validated by `validateRules` for the specification's exact messages." }, expected_revision: { required: false, type: () => Object } },
@@ -50,15 +38,40 @@ export default async () => {
                         "HeldCallBody": { request_id: { required: true, type: () => String }, key_id: { required: true, type: () => String }, invocation_id: { required: false, type: () => String, nullable: true }, tool: { required: true, type: () => String, minLength: 1, maxLength: 256 }, invocation_tool: { required: true, type: () => String, minLength: 1, maxLength: 256 }, connection_id: { required: true, type: () => String }, env: { required: true, enum: ["dev", "stage", "prod"] }, safe_summary: { required: true, type: () => ({ amount_usd: { required: false, type: () => Number } }) }, reason: { required: true, type: () => String, minLength: 1, maxLength: 1024 } },
                         "ExecutionReportBody": { status: { required: true, enum: ["succeeded", "failed"] }, receipt_id: { required: false, type: () => String, nullable: true }, error_code: { required: false, type: () => String, nullable: true, minLength: 1, maxLength: 128 }, digest: { required: false, type: () => String, nullable: true, minLength: 1, maxLength: 256 } }
                     }],
+                [import("../audit/dto/audit-export-query.dto"), {
+                        "AuditExportQueryDto": { from_seq: { required: false, type: () => Number, minimum: 1 }, to_seq: { required: false, type: () => Number, minimum: 1 } }
+                    }],
+                [import("../audit/dto/audit-query.dto"), {
+                        "AuditQueryDto": { action: { required: false, type: () => String, minLength: 1, maxLength: 64 }, user_id: { required: false, type: () => String, minLength: 1, maxLength: 64 }, target: { required: false, type: () => String, minLength: 1, maxLength: 128 } }
+                    }],
+                [import("../notifications/dto/endpoint.dto"), {
+                        "CreateEndpointDto": { url: { required: true, type: () => String, minLength: 1 }, event_types: { required: true, type: () => [String], minItems: 1 }, format: { required: false, enum: ["standard", "slack"] }, description: { required: false, type: () => String, nullable: true }, enabled: { required: false, type: () => Boolean } },
+                        "UpdateEndpointDto": { url: { required: false, type: () => String, minLength: 1 }, event_types: { required: false, type: () => [String], minItems: 1 }, format: { required: false, enum: ["standard", "slack"] }, description: { required: false, type: () => String, nullable: true }, enabled: { required: false, type: () => Boolean }, expected_revision: { required: true, type: () => Number, minimum: 1 } },
+                        "RotateSecretDto": { grace_seconds: { required: false, type: () => Number, minimum: 0 } },
+                        "RecoverDto": { since: { required: true, type: () => String, minLength: 1, maxLength: 64 } },
+                        "ResendDto": { endpoint_id: { required: false, type: () => String, minLength: 1, maxLength: 128 } },
+                        "AttemptsQuery": { status: { required: false, enum: ["succeeded", "failed"] } },
+                        "MessagesQuery": { from: { required: false, type: () => String, minLength: 1, maxLength: 64 }, to: { required: false, type: () => String, minLength: 1, maxLength: 64 }, type: { required: false, type: () => String, minLength: 1, maxLength: 64 } },
+                        "EventsQuery": { types: { required: false, type: () => String, maxLength: 4096 }, after: { required: false, type: () => String, minLength: 1, maxLength: 128 } }
+                    }],
+                [import("../publication/dto/publication.dto"), {
+                        "SnapshotAppliedDto": { instance_id: { required: true, type: () => String, description: "1-128 printable ASCII characters.", pattern: "^[\\x20-\\x7e]{1,128}$" }, version: { required: true, type: () => Number, minimum: 1 }, digest: { required: true, type: () => String, pattern: "^sha256:[0-9a-f]{64}$" }, applied_at: { required: true, type: () => String, description: "RFC 3339; parsed by the controller.", maxLength: 64 } },
+                        "SnapshotDiffQuery": { from: { required: true, type: () => Number, minimum: 1 }, to: { required: true, type: () => Number, minimum: 1 } }
+                    }],
+                [import("../workspaces/dto/workspace.dto"), {
+                        "CreateWorkspaceDto": { org_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, slug: { required: true, type: () => String, minLength: 1, maxLength: 128 }, env: { required: false, type: () => Object, description: "Checked by the service: a bad `env` is a 400, not a 422." } },
+                        "ListWorkspacesQuery": { org_id: { required: false, type: () => String, maxLength: 64 } },
+                        "PutMemberDto": { role: { required: true, enum: ["viewer", "developer", "admin", "owner"] } }
+                    }],
+                [import("../keys/dto/rotate-key.dto"), {
+                        "RotateKeyDto": { grace_seconds: { required: false, type: () => Number, nullable: true, description: "How long the replaced secret keeps working (0 ends it at once; null or omitted: the default); capped by the key's own expiry.", minimum: 0 }, expected_last4: { required: false, type: () => String, description: "Precondition: the last four characters of the secret the caller believes current. When it is\nnot the key's current `last4`, the key was rotated since the caller read it: 409, nothing\nwritten. The safe way to rotate one key from two places.", minLength: 4, maxLength: 4 } }
+                    }],
                 [import("../connections/dto/connection.dto"), {
                         "StartConnectionDto": { slug: { required: true, type: () => String, minLength: 1, maxLength: 128 }, source: { required: true, enum: ["native", "broker_a", "broker_b"] }, client_id: { required: false, type: () => String, minLength: 1, maxLength: 512 }, client_secret: { required: false, type: () => String } },
                         "RestrictedKeyDto": { api_key: { required: true, type: () => String } },
                         "ReconnectDto": { client_secret: { required: false, type: () => String }, api_key: { required: false, type: () => String } },
                         "CatalogProviderDto": { provider: { required: true, enum: ["broker_a", "broker_b"] }, api_key: { required: true, type: () => String } },
                         "FederatedCompleteDto": { catalog_session_id: { required: true, type: () => String, pattern: "^cxs_[a-f0-9]{32}$" }, upstream_connection_id: { required: true, type: () => String, description: "Checked by the service: its failures are a 400 `invalid upstream connection id`.", maxLength: 4096 }, mcp_url: { required: true, type: () => String, minLength: 1, maxLength: 2048 } }
-                    }],
-                [import("../keys/dto/key-list-query.dto"), {
-                        "KeyListQueryDto": { sort: { required: true, default: "created", enum: ["created", "last_used"] } }
                     }],
                 [import("../model-providers/dto/model-provider.dto"), {
                         "CreateModelProviderDto": { provider: { required: true, enum: ["provider_a", "provider_b", "provider_c", "compat_custom"] }, api_key: { required: true, type: () => String }, model_pattern: { required: true, type: () => String }, upstream_model: { required: true, type: () => String }, base_url: { required: false, type: () => String } }
@@ -69,9 +82,6 @@ export default async () => {
                     }],
                 [import("../connections/dto/catalog-query.dto"), {
                         "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
-                    }],
-                [import("../keys/dto/rotate-key.dto"), {
-                        "RotateKeyDto": { grace_seconds: { required: false, type: () => Number, nullable: true, description: "How long the replaced secret keeps working (0 ends it at once; null or omitted: the default); capped by the key's own expiry.", minimum: 0 }, expected_last4: { required: false, type: () => String, description: "Precondition: the last four characters of the secret the caller believes current. When it is\nnot the key's current `last4`, the key was rotated since the caller read it: 409, nothing\nwritten. The safe way to rotate one key from two places.", minLength: 4, maxLength: 4 } }
                     }],
                 [import("../policy/dto/policy.dto"), {
                         "StoreDraftDto": { cedar_text: { required: true, type: () => String } },
@@ -128,6 +138,26 @@ export default async () => {
                             "export": { summary: "The chained trail as NDJSON, streamed with the client's backpressure (docs/audit.md, \"Export\")." }
                         }
                     }],
+                [import("../notifications/notification-endpoints.controller"), {
+                        "NotificationEndpointsController": {
+                            "create": { summary: "The answer carries the signing `secret`: the only time besides rotate-secret." },
+                            "list": {},
+                            "get": {},
+                            "update": {},
+                            "delete": { summary: "Pending deliveries to the endpoint are dropped with it." },
+                            "rotateSecret": { summary: "The new `secret`, shown once; during `grace_seconds` every delivery carries both signatures." },
+                            "test": { summary: "A `notification.test` message to this endpoint only." },
+                            "recover": { summary: "Every message since `since` whose delivery to this endpoint failed is delivered again, same `webhook-id`." },
+                            "attempts": {}
+                        }
+                    }],
+                [import("../notifications/notification-messages.controller"), {
+                        "NotificationMessagesController": {
+                            "list": {},
+                            "resend": { summary: "The message again, same `webhook-id`: to `endpoint_id`, or to every endpoint it was addressed to." },
+                            "events": { summary: "Server-Sent Events; `Last-Event-ID` (or `after`) replays what the outbox still holds after that message." }
+                        }
+                    }],
                 [import("../publication/publication.controller"), {
                         "PublicationController": {
                             "rollout": {},
@@ -147,6 +177,15 @@ export default async () => {
                             "members": {},
                             "putMember": {},
                             "deleteMember": {}
+                        }
+                    }],
+                [import("../keys/keys.controller"), {
+                        "KeysController": {
+                            "mint": {},
+                            "list": {},
+                            "get": {},
+                            "rotate": {},
+                            "revoke": {}
                         }
                     }],
                 [import("../approvals/approval-policies.controller"), {
@@ -209,15 +248,6 @@ export default async () => {
                             "key": { summary: "The key context, served as stored JSON text (no re-serialization on the hot path).", type: String },
                             "snapshot": { summary: "The current signed snapshot (CONTRACT.md 4.5): the hot path's document when it holds the\ncurrent version, else the kept or a newly built one. `ETag: \"<digest>\"`; an `If-None-Match`\nnaming the kept digest of the current version answers 304 without a body, from PostgreSQL alone.", type: String },
                             "applied": { summary: "What a gateway instance applied (idempotent); feeds the rollout view." }
-                        }
-                    }],
-                [import("../keys/keys.controller"), {
-                        "KeysController": {
-                            "mint": {},
-                            "list": {},
-                            "get": {},
-                            "rotate": {},
-                            "revoke": {}
                         }
                     }],
                 [import("../model-providers/model-providers.controller"), {

@@ -16,6 +16,7 @@ import * as connections from 'src/modules/connections/connections.responses';
 import * as health from 'src/modules/health/health.responses';
 import * as identity from 'src/modules/identity/identity.responses';
 import * as internal from 'src/modules/internal/internal.responses';
+import * as notifications from 'src/modules/notifications/notifications.responses';
 import * as keys from 'src/modules/keys/keys.responses';
 import * as modelProviders from 'src/modules/model-providers/model-providers.responses';
 import * as policy from 'src/modules/policy/policy.responses';
@@ -54,7 +55,7 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
  * The modules whose exported `*_SCHEMA` constants are named in `components.schemas`
  * (`KEY_LIST_SCHEMA` is `KeyList`); a schema not exported from one of them stays inline.
  */
-const RESPONSE_MODULES: Record<string, unknown>[] = [approvals, audit, catalog, connections, health, identity, internal, keys, modelProviders, policy, publication, receipts, routing, runs, usage, webhooks, workers, workspaces];
+const RESPONSE_MODULES: Record<string, unknown>[] = [approvals, audit, catalog, connections, health, identity, internal, keys, modelProviders, notifications, policy, publication, receipts, routing, runs, usage, webhooks, workers, workspaces];
 
 function schemaNames(): Map<object, string> {
   const names = new Map<object, string>();

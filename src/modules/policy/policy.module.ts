@@ -1,3 +1,4 @@
+import { NotificationsModule } from 'src/modules/notifications/notifications.module';
 import { Module } from '@nestjs/common';
 import { AuditModule } from 'src/modules/audit/audit.module';
 import { PublicationModule } from 'src/modules/publication/publication.module';
@@ -13,7 +14,7 @@ import { PolicyRevision } from 'src/modules/policy/entities/policy-revision.enti
 import { Policy } from 'src/modules/policy/entities/policy.entity';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([PolicyRevision, Policy]), AuditModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature([PolicyRevision, Policy]), AuditModule, NotificationsModule, PublicationModule, WorkspacesModule],
   controllers: [PolicyController],
   providers: [
     PolicyService,

@@ -1,3 +1,4 @@
+import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Env, WorkspaceContext } from 'src/common/access/context';
@@ -103,6 +104,7 @@ export class PolicyService implements OnModuleInit {
     private readonly compiler: PolicyCompiler,
     private readonly snapshots: SnapshotRegistry,
     private readonly overviews: OverviewRegistry,
+    private readonly outbox: OutboxService,
   ) {}
 
   onModuleInit(): void {
@@ -181,6 +183,7 @@ export class PolicyService implements OnModuleInit {
         target: policyId,
         detail: { policy_id: policyId, revision_id: revisionId, bundle_hash: hash, snapshot_version: version },
       });
+      await this.outbox.emit(tx, ws.id, 'policy.published', { revision_id: revisionId, user_id: ws.operator.userId });
       return { policyId, revisionId, publishedAt: revision.publishedAt, version };
     });
     // After commit (and the publication attempt that follows it): how far the staged snapshot got.

@@ -1,3 +1,4 @@
+import { inTransaction, Tx } from 'src/database/transaction';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { hostname } from 'node:os';
@@ -36,8 +37,8 @@ export interface StreamProjector<T> {
   partitioned: string;
   /** Reads one entry; throws MalformedEntry. */
   parse(reader: EntryReader): Omit<ParsedEntry<T>, 'id'>;
-  /** Projects entries (any mix of workspaces) inside the caller's transaction; must be idempotent. */
-  project(manager: EntityManager, entries: ParsedEntry<T>[]): Promise<void>;
+  /** Projects entries (any mix of workspaces) inside the caller's transaction (`tx`, for after-commit work); must be idempotent. */
+  project(manager: EntityManager, entries: ParsedEntry<T>[], tx?: Tx): Promise<void>;
   /** Records what parking loses (usage gaps), in the transaction that parks. */
   parked?(manager: EntityManager, entries: ParkedEntry[]): Promise<void>;
   /**
@@ -586,7 +587,7 @@ export class StreamsService implements OnApplicationShutdown {
    * error: the months of the entries are created again and the transaction retried once.
    */
   private async project(projector: StreamProjector<unknown>, entries: ParsedEntry<unknown>[], workspaceId: string | null): Promise<boolean> {
-    const attempt = () => this.dataSource.transaction((manager) => projector.project(manager, entries));
+    const attempt = () => inTransaction(this.dataSource, (tx) => projector.project(tx.manager, entries, tx));
     try {
       await attempt().catch(async (error: unknown) => {
         if (!isMissingPartition(error)) throw error;

@@ -1,3 +1,4 @@
+import { NotificationsModule } from 'src/modules/notifications/notifications.module';
 import { Module } from '@nestjs/common';
 import { KeysModule } from 'src/modules/keys/keys.module';
 import { StreamsModule } from 'src/modules/streams/streams.module';
@@ -10,5 +11,5 @@ import { UsageRollup } from 'src/modules/usage/entities/usage-rollup.entity';
 import { UsageMinuteRollup } from 'src/modules/usage/entities/usage-minute-rollup.entity';
 
 /** Usage read model: projected from `{prefix}:usage` into raw events, hourly and per-minute rollups. */
-@Module({ imports: [TypeOrmModule.forFeature([UsageEvent, UsageGap, UsageRollup, UsageMinuteRollup]), KeysModule, StreamsModule], controllers: [UsageController], providers: [UsageService] })
+@Module({ imports: [TypeOrmModule.forFeature([UsageEvent, UsageGap, UsageRollup, UsageMinuteRollup]), KeysModule, NotificationsModule, StreamsModule], controllers: [UsageController], providers: [UsageService] })
 export class UsageModule {}

@@ -8,7 +8,13 @@ import { KeysService } from 'src/modules/keys/keys.service';
 import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
 import { assertConforms } from 'src/common/http/document-schema';
 import { USAGE_SUMMARY_SCHEMA } from 'src/modules/usage/document-schema';
-import { Dimension, DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, TotalsField, usageProjector } from 'src/modules/usage/usage.projector';
+import { Dimension, DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, TotalsField, UsageEntry, usageProjector } from 'src/modules/usage/usage.projector';
+import { OutboxService } from 'src/modules/notifications/outbox.service';
+import { ParsedEntry } from 'src/modules/streams/streams.service';
+import { Tx } from 'src/database/transaction';
+
+/** The shares of a key's monthly cap that emit `budget.threshold_crossed` (CONTRACT.md section 7). */
+export const BUDGET_THRESHOLDS = [50, 80, 100] as const;
 
 export interface UsageQuery {
   window: TimeWindow;
@@ -100,10 +106,61 @@ export class UsageService implements OnModuleInit {
     private readonly dataSource: DataSource,
     private readonly streams: StreamsService,
     private readonly keys: KeysService,
+    private readonly outbox: OutboxService,
   ) {}
 
   onModuleInit(): void {
-    this.streams.register(usageProjector);
+    this.streams.register({
+      ...usageProjector,
+      project: async (manager, entries, tx) => {
+        await usageProjector.project(manager, entries, tx);
+        if (tx) await this.budgetThresholds(tx, entries);
+      },
+    });
+  }
+
+  /**
+   * `budget.threshold_crossed` for every capped key of the batch whose spend in the current UTC
+   * month has reached 50, 80 or 100% of its cap, in the projection's transaction. Level-triggered
+   * (the spend after this batch, whatever batches committed beside it), and exactly once per key,
+   * threshold and month through the outbox's dedupe key: two replicas or a redelivered entry
+   * emit nothing twice, and a crossing no single batch saw alone is still emitted by the next.
+   */
+  private async budgetThresholds(tx: Tx, entries: ParsedEntry<UsageEntry>[]): Promise<void> {
+    const now = new Date();
+    const period = { from: monthStart(now), to: monthStart(now, 1) };
+    const keys = new Map<string, [string, string]>();
+    for (const { value } of entries) {
+      if ('event' in value && value.event.key_id && value.event.pricing_known && value.event.occurred_at >= period.from && value.event.occurred_at < period.to) {
+        keys.set(`${value.event.workspace_id}/${value.event.key_id}`, [value.event.workspace_id, value.event.key_id]);
+      }
+    }
+    if (keys.size === 0) return;
+    const list = [...keys.values()];
+    // hand-written: on the ingestion path, the capped keys of the batch and their month's spend in one statement (a join across owners, keys and usage).
+    const rows: { workspace_id: string; key_id: string; agent_id: string; cap: string; spent: string }[] = await tx.manager.query(
+      `SELECT k.workspace_id, k.id AS key_id, k.agent_id, k.budget_micros_usd_month::text AS cap, COALESCE(sum(r.usd_micros), 0)::text AS spent
+       FROM unnest($1::text[], $2::text[]) AS b(workspace_id, key_id)
+       JOIN virtual_keys k ON k.workspace_id = b.workspace_id AND k.id = b.key_id AND k.budget_micros_usd_month > 0
+       JOIN usage_rollups r ON r.workspace_id = k.workspace_id AND r.dim = 'key' AND r.value = k.id AND r.bucket >= $3 AND r.bucket < $4
+       GROUP BY 1, 2, 3, 4`,
+      [list.map(([w]) => w), list.map(([, k]) => k), period.from, period.to],
+    );
+    const from = formatTimeRequired(period.from);
+    for (const row of rows) {
+      const cap = BigInt(row.cap);
+      const spent = BigInt(row.spent);
+      for (const threshold of BUDGET_THRESHOLDS) {
+        if (spent * 100n < cap * BigInt(threshold)) continue;
+        await this.outbox.emit(
+          tx,
+          row.workspace_id,
+          'budget.threshold_crossed',
+          { key_id: row.key_id, agent_id: row.agent_id, threshold_percent: threshold, cap_usd_micros: cap, spent_usd_micros: spent, period: { from, to: formatTimeRequired(period.to) } },
+          { dedupeKey: `budget:${row.key_id}:${threshold}:${from}` },
+        );
+      }
+    }
   }
 
   async summary(workspaceId: string, q: UsageQuery, now = new Date()) {

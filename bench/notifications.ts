@@ -1,0 +1,242 @@
+/**
+ * Operator notifications (issue 32), four figures from one run, each against a baseline measured
+ * in the same run (the machine is shared: ratios, not absolutes):
+ *   1. delivery throughput to a local receiver, against a bare node client POSTing the same signed
+ *      bodies with the same concurrency (16 in flight, the per-endpoint bound);
+ *   2. what the outbox write costs the act it rides on: minting a key and holding a call through
+ *      HTTP, with `OutboxService.emit` real and replaced by a no-op, alternated in rounds;
+ *   3. usage ingestion with the budget-threshold check against the projection alone (batches of
+ *      BATCH events naming capped keys), alternated;
+ *   4. STREAMS open event streams on this process: memory growth and commit-to-stream latency.
+ *
+ *   NODE_PATH=. node --expose-gc -r ts-node/register/transpile-only bench/notifications.ts
+ */
+import { randomBytes } from 'node:crypto';
+import { Agent, createServer, request } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { DataSource } from 'typeorm';
+import { signServiceToken } from 'src/common/auth/service-token';
+import { loadConfig } from 'src/config/config';
+import { createApp } from 'src/bootstrap';
+import { inTransaction } from 'src/database/transaction';
+import { DevIdentity } from 'src/modules/identity/dev-identity';
+import { DeliveryService } from 'src/modules/notifications/delivery.service';
+import { OutboxService } from 'src/modules/notifications/outbox.service';
+import { signatureHeader } from 'src/modules/notifications/signature';
+import { ParsedEntry } from 'src/modules/streams/streams.service';
+import { UsageEntry, usageProjector } from 'src/modules/usage/usage.projector';
+import { UsageService } from 'src/modules/usage/usage.service';
+import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
+import { median, percentile } from 'bench/stats';
+
+const PORT = Number(process.env.BENCH_PORT ?? 40_000 + Math.floor(Math.random() * 9_000));
+const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 2000);
+const ACTS = Number(process.env.BENCH_ACTS ?? 100);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const BATCHES = Number(process.env.BENCH_BATCHES ?? 10);
+const BATCH = Number(process.env.BENCH_BATCH ?? 1000);
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 500);
+const CONCURRENCY = 16;
+const hex = (n: number) => randomBytes(n).toString('hex');
+const gc = () => (global as { gc?: () => void }).gc?.();
+
+async function main(): Promise<void> {
+  const database = await createSuiteDatabase();
+  const base = `http://127.0.0.1:${PORT}`;
+  const config = loadConfig({
+    ...process.env, PORT: String(PORT), DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: `benchntf${hex(4)}`,
+    DEV_IDENTITY: '1', PUBLIC_URL: base, IDENTITY_ISSUER: `${base}/dev-identity`, LOG_LEVEL: 'error',
+    NOTIFY_ALLOW_HTTP: '1', NOTIFY_ALLOW_PRIVATE_TARGETS: '1', SERVICE_JWT_SECRET: 'bench-service-secret-0123456789abcdef',
+  });
+  const app = await createApp(config, { url: database.url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: false });
+  await app.listen(PORT, '127.0.0.1');
+  let received = 0;
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const ds = app.get(DataSource);
+  const outbox = app.get(OutboxService);
+  try {
+    const headers = { Authorization: `Bearer ${await new DevIdentity(config).token('bench-notify', 'bench@example.com', 3600)}`, 'content-type': 'application/json' };
+    const call = async (method: string, path: string, body?: object, extra: Record<string, string> = headers) => {
+      const res = await fetch(`${base}${path}`, { method, headers: extra, body: body === undefined ? undefined : JSON.stringify(body) });
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      return res.json() as Promise<Record<string, unknown>>;
+    };
+    const ws = (await call('GET', '/api/v1/me')).default_workspace_id as string;
+    console.log('notifications bench (shared 2-core machine: ratios within this run)');
+
+    // 1. Delivery throughput.
+    const endpoint = await call('POST', `/api/v1/workspaces/${ws}/notification-endpoints`, { url: hook, event_types: ['*'] });
+    const bodies = Array.from({ length: DELIVERIES }, () => ({ id: `msg_${hex(12)}`, body: JSON.stringify({ type: 'key.revoked', timestamp: new Date().toISOString(), data: { key_id: `key_${hex(12)}`, agent_id: 'bench', workspace_id: ws } }) }));
+    const agent = new Agent({ keepAlive: true });
+    const bare = async () => {
+      const started = performance.now();
+      let next = 0;
+      const post = (m: { id: string; body: string }) =>
+        new Promise<void>((resolve, reject) => {
+          const ts = Math.floor(Date.now() / 1000);
+          const req = request(hook, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'webhook-id': m.id, 'webhook-timestamp': String(ts), 'webhook-signature': signatureHeader([endpoint.secret as string], m.id, ts, m.body) } }, (res) => {
+            res.resume();
+            res.on('end', resolve);
+          });
+          req.on('error', reject);
+          req.end(m.body);
+        });
+      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+        while (next < bodies.length) await post(bodies[next++]);
+      }));
+      return bodies.length / ((performance.now() - started) / 1000);
+    };
+    const bareRate = await bare();
+    received = 0;
+    // Deliveries start when the transaction commits (the commit wakes the dispatcher).
+    let started = 0;
+    await inTransaction(ds, async (tx) => {
+      for (let i = 0; i < DELIVERIES; i++) await outbox.emit(tx, ws, 'key.revoked', { key_id: `key_${hex(12)}`, agent_id: 'bench' });
+      started = performance.now();
+    });
+    while (received < DELIVERIES) await new Promise((resolve) => setTimeout(resolve, 5));
+    const oursRate = DELIVERIES / ((performance.now() - started) / 1000);
+    const bareAgain = await bare();
+    const baseline = (bareRate + bareAgain) / 2;
+    console.log(`1. delivery: ${oursRate.toFixed(0)} deliveries/s (claim, sign, POST, log) vs bare node client ${baseline.toFixed(0)} POST/s (${bareRate.toFixed(0)}, ${bareAgain.toFixed(0)}): ratio ${(oursRate / baseline).toFixed(2)}`);
+    await ds.query(`DELETE FROM notification_endpoints WHERE id = $1`, [endpoint.endpoint_id]);
+
+    // 2. Outbox cost on the act (an endpoint taking everything, so every act also makes a delivery row, left pending).
+    await call('POST', `/api/v1/workspaces/${ws}/notification-endpoints`, { url: 'http://127.0.0.1:9/none', event_types: ['*', 'audit.event'], enabled: true });
+    app.get(DeliveryService).onApplicationShutdown(); // stop delivering: the act alone is measured
+    await call('POST', `/api/v1/workspaces/${ws}/approval-policies`, {
+      name: 'bench', rules: [{ rule_id: 'r1', effect: 'allow', actions: ['tool.call'], tools: ['*'], environments: ['dev', 'stage', 'prod'], approver_roles: ['owner'], approver_user_ids: [], quorum: 1 }],
+    });
+    const key = await call('POST', `/api/v1/workspaces/${ws}/keys`, { agent_id: 'holder' });
+    const service = { Authorization: `Bearer ${await signServiceToken(config.serviceJwtSecret!, 'gateway', 'control')}`, 'content-type': 'application/json' };
+    const real = outbox.emit.bind(outbox);
+    const timeActs = async (act: () => Promise<unknown>) => {
+      const started = performance.now();
+      for (let i = 0; i < ACTS; i++) await act();
+      return (performance.now() - started) / ACTS;
+    };
+    const mint = () => call('POST', `/api/v1/workspaces/${ws}/keys`, { agent_id: 'bench' });
+    const hold = () => call('POST', `/internal/v1/workspaces/${ws}/approvals`, {
+      request_id: `req_${hex(12)}`, key_id: key.key_id, tool: 'refund', invocation_tool: 'refund', connection_id: `conn_${hex(12)}`, env: 'dev', safe_summary: {}, reason: 'bench',
+    }, service);
+    for (const [name, act] of [['mint a key', mint], ['hold a call', hold]] as const) {
+      await timeActs(act);
+      const withOutbox: number[] = [];
+      const without: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        outbox.emit = real;
+        withOutbox.push(await timeActs(act));
+        outbox.emit = async () => null;
+        without.push(await timeActs(act));
+      }
+      outbox.emit = real;
+      console.log(`2. ${name}: ${median(without).toFixed(2)} ms without the outbox write, ${median(withOutbox).toFixed(2)} ms with it (median of ${ROUNDS} rounds of ${ACTS}): cost ${((median(withOutbox) / median(without) - 1) * 100).toFixed(1)}%`);
+    }
+
+    // 3. Ingestion with the budget check.
+    const keys: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      const id = `key_${hex(12)}`;
+      keys.push(id);
+      await ds.query(
+        `INSERT INTO virtual_keys (id, workspace_id, agent_id, prefix, key_hash, last4, allowed_models, allowed_tools, tools_mode, scopes, attributes, budget_micros_usd_month)
+         VALUES ($1, $2, 'bench', 'ob_test', $3, 'abcd', '["*"]', '["*"]', 'full', '["llm"]', '{}', 1000000000000)`,
+        [id, ws, hex(32)],
+      );
+    }
+    const usage = app.get(UsageService) as unknown as { budgetThresholds: (tx: unknown, entries: ParsedEntry<UsageEntry>[]) => Promise<void> };
+    const batch = (): ParsedEntry<UsageEntry>[] =>
+      Array.from({ length: BATCH }, (_, i) => ({
+        id: `${Date.now()}-${i}`,
+        workspaceId: ws,
+        partitionTime: new Date(),
+        value: { event: { event_id: `evt_${hex(12)}`, workspace_id: ws, kind: 'llm', key_id: keys[i % keys.length], model: 'm', provider: 'p', tool: null, pricing_known: true, outcome: 'ok', usd_micros: '100', tokens_in: '1', tokens_out: '1', tokens_cached: '0', tokens_reasoning: '0', occurred_at: new Date() } },
+      })) as never;
+    const project = async (check: boolean) => {
+      const started = performance.now();
+      for (let i = 0; i < BATCHES; i++) {
+        const entries = batch();
+        await inTransaction(ds, async (tx) => {
+          await usageProjector.project(tx.manager, entries, tx);
+          if (check) await usage.budgetThresholds(tx, entries);
+        });
+      }
+      return (BATCHES * BATCH) / ((performance.now() - started) / 1000);
+    };
+    await project(true);
+    const checked: number[] = [];
+    const plain: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      plain.push(await project(false));
+      checked.push(await project(true));
+    }
+    console.log(`3. ingestion: ${median(checked).toFixed(0)} events/s with the budget check vs ${median(plain).toFixed(0)} without (batches of ${BATCH}, 50 capped keys): ratio ${(median(checked) / median(plain)).toFixed(2)}`);
+
+    // 4. Open streams.
+    gc();
+    const before = process.memoryUsage();
+    const controllers: AbortController[] = [];
+    const arrivals = new Map<string, number[]>();
+    for (let i = 0; i < STREAMS; i++) {
+      const controller = new AbortController();
+      controllers.push(controller);
+      const res = await fetch(`${base}/api/v1/workspaces/${ws}/events?types=key.*`, { headers, signal: controller.signal });
+      void (async () => {
+        const reader = res.body!.getReader();
+        const decoder = new TextDecoder();
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) return;
+            for (const match of decoder.decode(value).matchAll(/^id: (msg_[0-9a-f]+)$/gm)) arrivals.get(match[1])?.push(performance.now());
+          }
+        } catch {
+          // aborted
+        }
+      })();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    gc();
+    const after = process.memoryUsage();
+    const latencies: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      // From the start of the committing transaction (an upper bound of commit-to-stream).
+      const started = performance.now();
+      let got: number[] = [];
+      await inTransaction(ds, async (tx) => {
+        const id = await outbox.emit(tx, ws, 'key.rotated', { key_id: `key_${hex(12)}`, agent_id: 'bench' });
+        got = [];
+        arrivals.set(id!, got);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      for (const at of got) latencies.push(at - started);
+      if (got.length !== STREAMS) console.log(`   message ${i}: ${got.length} of ${STREAMS} streams within a second`);
+    }
+    for (const c of controllers) c.abort();
+    console.log(
+      `4. ${STREAMS} open streams: rss +${((after.rss - before.rss) / 1048576).toFixed(1)} MiB, heap +${((after.heapUsed - before.heapUsed) / 1048576).toFixed(1)} MiB ` +
+        `(server and client in one process); commit-to-stream p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms over ${latencies.length} arrivals`,
+    );
+  } finally {
+    receiver.closeAllConnections();
+    receiver.close();
+    await app.close();
+    await database.drop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

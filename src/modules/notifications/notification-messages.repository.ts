@@ -1,0 +1,231 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { newId } from 'src/common/ids/ids';
+import { MATCHES_SQL } from 'src/modules/notifications/events';
+import { NotificationAttempt } from 'src/modules/notifications/entities/notification-attempt.entity';
+import { DeliveryState } from 'src/modules/notifications/entities/notification-delivery.entity';
+import { EndpointFormat } from 'src/modules/notifications/entities/notification-endpoint.entity';
+
+export interface NewMessage {
+  id: string;
+  workspaceId: string;
+  type: string;
+  body: string;
+  dedupeKey: string | null;
+  createdAt: Date;
+}
+
+export interface MessageRow {
+  id: string;
+  workspace_id: string;
+  seq: string;
+  type: string;
+  body: string;
+  created_at: Date;
+}
+
+export interface DeliveryRow {
+  message_id: string;
+  endpoint_id: string;
+  state: DeliveryState;
+  attempts: number;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+}
+
+/** A claimed delivery with what its attempt needs. */
+export interface ClaimedDelivery {
+  endpoint_id: string;
+  message_id: string;
+  workspace_id: string;
+  attempts: number;
+  type: string;
+  body: string;
+  url: string;
+  format: EndpointFormat;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: Date | null;
+}
+
+export interface AttemptRecord {
+  workspaceId: string;
+  endpointId: string;
+  messageId: string;
+  type: string;
+  attempt: number;
+  status: 'succeeded' | 'failed';
+  responseStatus: number | null;
+  error: NotificationAttempt['error'];
+  durationMs: number;
+  responseExcerpt: string;
+  attemptedAt: Date;
+}
+
+const MESSAGE_COLUMNS = `id, workspace_id, seq, type, body, created_at`;
+
+/**
+ * The message, and a pending delivery to every enabled endpoint of the workspace whose patterns
+ * take its type (or only to `endpointId`), in one statement of the caller's transaction. A
+ * `dedupe_key` already used in the workspace inserts nothing (the event was emitted before).
+ */
+const EMIT = (toOne: boolean) => `
+  WITH m AS (
+    INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id, seq
+  ), d AS (
+    INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at)
+    SELECT e.id, m.id, $2, 'pending', $6 FROM m JOIN notification_endpoints e ON e.workspace_id = $2 AND e.enabled
+    WHERE ${toOne ? 'e.id = $7' : MATCHES_SQL('e.event_types', '$3')}
+    RETURNING 1
+  )
+  SELECT m.seq, (SELECT count(*) FROM d)::int AS deliveries FROM m`;
+
+/** Every statement on `notification_messages`, `notification_deliveries` and `notification_attempts`. */
+@Injectable()
+export class NotificationMessagesRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The new message's `seq` and delivery count; null when its dedupe key was already used. */
+  async emit(manager: EntityManager, m: NewMessage, endpointId?: string): Promise<{ seq: string; deliveries: number } | null> {
+    const values = [m.id, m.workspaceId, m.type, m.body, m.dedupeKey, m.createdAt, ...(endpointId ? [endpointId] : [])];
+    const rows: { seq: string; deliveries: number }[] = await manager.query(EMIT(!!endpointId), values);
+    return rows[0] ?? null;
+  }
+
+  async find(workspaceId: string, id: string): Promise<MessageRow | undefined> {
+    const [row]: MessageRow[] = await this.dataSource.query(`SELECT ${MESSAGE_COLUMNS} FROM notification_messages WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+    return row;
+  }
+
+  /** Newest first, keyset on (created_at, id). */
+  list(workspaceId: string, q: { from?: Date; to?: Date; type?: string; after?: { at: Date; id: string }; limit: number }): Promise<MessageRow[]> {
+    const values: unknown[] = [workspaceId];
+    const where = ['workspace_id = $1'];
+    const add = (clause: (n: number) => string, ...params: unknown[]) => {
+      values.push(...params);
+      where.push(clause(values.length - params.length + 1));
+    };
+    if (q.from && q.to) add((n) => `created_at >= $${n} AND created_at < $${n + 1}`, q.from, q.to);
+    if (q.type !== undefined) add((n) => `type = $${n}`, q.type);
+    if (q.after) add((n) => `(created_at, id) < ($${n}, $${n + 1})`, q.after.at, q.after.id);
+    values.push(q.limit);
+    return this.dataSource.query(
+      `SELECT ${MESSAGE_COLUMNS} FROM notification_messages WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+      values,
+    );
+  }
+
+  deliveriesOf(workspaceId: string, messageIds: string[]): Promise<DeliveryRow[]> {
+    return this.dataSource.query(
+      `SELECT message_id, endpoint_id, state, attempts, last_attempt_at, next_attempt_at FROM notification_deliveries
+       WHERE workspace_id = $1 AND message_id = ANY($2) ORDER BY endpoint_id`,
+      [workspaceId, messageIds],
+    );
+  }
+
+  /** The stream's replay: messages after `seq`, in order. */
+  after(workspaceId: string, seq: string, limit: number): Promise<MessageRow[]> {
+    return this.dataSource.query(`SELECT ${MESSAGE_COLUMNS} FROM notification_messages WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, [workspaceId, seq, limit]);
+  }
+
+  async seqOf(workspaceId: string, id: string): Promise<string | null> {
+    const [row]: { seq: string }[] = await this.dataSource.query(`SELECT seq FROM notification_messages WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
+    return row?.seq ?? null;
+  }
+
+  /**
+   * Claims due deliveries to enabled endpoints not in `busy`, at most `limit`, until `until`:
+   * `SKIP LOCKED` and the lease keep two replicas from attempting one delivery at once.
+   */
+  claim(now: Date, until: Date, busy: string[], limit: number): Promise<ClaimedDelivery[]> {
+    // hand-written: one statement claims and reads what the attempts need, on the partial index of due rows.
+    return this.dataSource.query(
+      `WITH due AS (
+         SELECT d.endpoint_id, d.message_id FROM notification_deliveries d
+         JOIN notification_endpoints e ON e.id = d.endpoint_id AND e.enabled
+         WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND (d.claimed_until IS NULL OR d.claimed_until < $1) AND d.endpoint_id <> ALL($3)
+         ORDER BY d.next_attempt_at LIMIT $4 FOR UPDATE OF d SKIP LOCKED
+       ), claimed AS (
+         UPDATE notification_deliveries d SET claimed_until = $2 FROM due
+         WHERE d.endpoint_id = due.endpoint_id AND d.message_id = due.message_id
+         RETURNING d.endpoint_id, d.message_id, d.workspace_id, d.attempts
+       )
+       SELECT c.*, m.type, m.body, e.url, e.format, e.secret, e.previous_secret, e.previous_secret_until
+       FROM claimed c JOIN notification_messages m ON m.id = c.message_id JOIN notification_endpoints e ON e.id = c.endpoint_id`,
+      [now, until, busy, limit],
+    );
+  }
+
+  /**
+   * The attempt's log row, the delivery's next state and the endpoint's failing streak (cleared by
+   * a success, started by the first failure after one), in one statement (one round trip and one
+   * commit per attempt); nothing when the endpoint was deleted meanwhile. Answers since when the
+   * endpoint has been failing (null when it is not).
+   */
+  async settle(a: AttemptRecord, next: { state: DeliveryState; nextAttemptAt: Date | null }): Promise<Date | null> {
+    // hand-written: delivery's per-attempt write, three tables in one statement (bench/notifications.ts).
+    const [row]: { failing_since: Date | null }[] = await this.dataSource.query(
+      `WITH d AS (
+         UPDATE notification_deliveries SET state = $3, attempts = $4, last_attempt_at = $5, next_attempt_at = $6, claimed_until = NULL
+         WHERE endpoint_id = $1 AND message_id = $2 RETURNING workspace_id
+       ), a AS (
+         INSERT INTO notification_attempts (id, workspace_id, endpoint_id, message_id, type, attempt, status, response_status, error, duration_ms, response_excerpt, attempted_at)
+         SELECT $7, d.workspace_id, $1, $2, $8, $4, $9, $10, $11, $12, $13, $5 FROM d
+       ), e AS (
+         UPDATE notification_endpoints SET failing_since = CASE WHEN $9 = 'succeeded' THEN NULL ELSE COALESCE(failing_since, $5) END
+         WHERE id = $1 AND EXISTS (SELECT 1 FROM d) AND (failing_since IS NOT NULL OR $9 <> 'succeeded')
+         RETURNING failing_since
+       )
+       SELECT (SELECT failing_since FROM e) AS failing_since`,
+      [a.endpointId, a.messageId, next.state, a.attempt, a.attemptedAt, next.nextAttemptAt, newId('nat'), a.type, a.status, a.responseStatus, a.error, a.durationMs, a.responseExcerpt],
+    );
+    return row?.failing_since ?? null;
+  }
+
+  /** Failed deliveries to the endpoint of messages since `since` become pending again (a fresh schedule). */
+  async requeueFailed(manager: EntityManager, workspaceId: string, endpointId: string, since: Date, now: Date): Promise<number> {
+    const [, updated]: [unknown[], number] = await manager.query(
+      `UPDATE notification_deliveries d SET state = 'pending', attempts = 0, next_attempt_at = $4, claimed_until = NULL
+       FROM notification_messages m
+       WHERE d.workspace_id = $1 AND d.endpoint_id = $2 AND d.state = 'failed' AND m.id = d.message_id AND m.created_at >= $3 RETURNING 1`,
+      [workspaceId, endpointId, since, now],
+    );
+    return updated;
+  }
+
+  /** Delivers the message again to `endpointIds` (a delivery row is made where none existed). */
+  async requeue(manager: EntityManager, workspaceId: string, messageId: string, endpointIds: string[], now: Date): Promise<void> {
+    await manager.query(
+      `INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at)
+       SELECT unnest($3::text[]), $2, $1, 'pending', $4
+       ON CONFLICT (endpoint_id, message_id) DO UPDATE SET state = 'pending', attempts = 0, next_attempt_at = $4, claimed_until = NULL`,
+      [workspaceId, messageId, endpointIds, now],
+    );
+  }
+
+  async addressedTo(manager: EntityManager, workspaceId: string, messageId: string): Promise<string[]> {
+    const rows: { endpoint_id: string }[] = await manager.query(`SELECT endpoint_id FROM notification_deliveries WHERE workspace_id = $1 AND message_id = $2`, [workspaceId, messageId]);
+    return rows.map((r) => r.endpoint_id);
+  }
+
+  /** Newest first, keyset on (attempted_at, id). */
+  attempts(workspaceId: string, endpointId: string, q: { status?: string; after?: { at: Date; id: string }; limit: number }): Promise<NotificationAttempt[]> {
+    const qb = this.dataSource.manager
+      .createQueryBuilder(NotificationAttempt, 'a')
+      .where('a.workspace_id = :workspaceId AND a.endpoint_id = :endpointId', { workspaceId, endpointId })
+      .orderBy('a.attempted_at', 'DESC')
+      .addOrderBy('a.id', 'DESC')
+      .limit(q.limit);
+    if (q.status !== undefined) qb.andWhere('a.status = :status', { status: q.status });
+    if (q.after) qb.andWhere('(a.attempted_at, a.id) < (:at, :id)', q.after);
+    return qb.getMany();
+  }
+
+  /** Drops messages (with their deliveries) and attempts older than `before`. */
+  async purge(before: Date): Promise<void> {
+    await this.dataSource.query(`DELETE FROM notification_attempts WHERE attempted_at < $1`, [before]);
+    await this.dataSource.query(`DELETE FROM notification_messages WHERE created_at < $1`, [before]);
+  }
+}
+

@@ -1,0 +1,25 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Cron, CronExpression } from '@nestjs/schedule';
+import { errorFields } from 'src/common/logging/error-fields';
+import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
+
+/** Drops messages and attempts older than NOTIFY_RETENTION_DAYS (idempotent: replicas may both run it). */
+@Injectable()
+export class NotificationsJob {
+  private readonly logger = new Logger('notifications');
+
+  constructor(
+    private readonly messages: NotificationMessagesRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Cron(CronExpression.EVERY_HOUR, { name: 'notification-retention' })
+  async purge(): Promise<void> {
+    try {
+      await this.messages.purge(new Date(Date.now() - this.config.notify.retentionDays * 86_400_000));
+    } catch (error) {
+      this.logger.warn({ msg: 'notification retention failed', ...errorFields(error) });
+    }
+  }
+}
