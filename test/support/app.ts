@@ -56,9 +56,16 @@ function recordResponses(server: Server, recorder: ResponseRecorder): void {
       keep(chunk, rest[0]);
       return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
     } as ServerResponse['end'];
-    res.once('finish', () => {
+    // A finished response, or one its client closed after the headers went out (an event stream
+    // never finishes: the reader disconnects); recorded once.
+    let recorded = false;
+    const recordOnce = () => {
+      if (recorded || !res.headersSent) return;
+      recorded = true;
       recorder.record(req.method!, req.routeTemplate, res.statusCode, res.getHeader('content-type') as string | undefined, Buffer.concat(chunks).toString('utf8'));
-    });
+    };
+    res.once('finish', recordOnce);
+    res.once('close', recordOnce);
   });
 }
 
