@@ -49,7 +49,7 @@ describe('the typed client in a real browser, from the dashboard origin', () => 
     return { page, console };
   }
 
-  it('signs in, lists workspaces and keys, mints a key and reads a 404 as a ControlError with its body', async () => {
+  it('signs in, lists workspaces and keys, mints a key, reads a 404 as a ControlError with its body and the event stream through events()', async () => {
     const token = await t.issuer.token({ sub: 'browser-operator', email: 'browser-operator@example.com' });
     const { page, console } = await open(dashboard.origin);
     const run = (await page.evaluate((args) => (globalThis as unknown as { runDashboard(a: unknown): Promise<unknown> }).runDashboard(args), { baseUrl, token }).catch((error: Error) => {
@@ -62,6 +62,7 @@ describe('the typed client in a real browser, from the dashboard origin', () => 
       keys: { keys: { key_id: string; status: string }[] };
       missing: Failure;
       unauthenticated: Failure;
+      event: { status: number; message: { id: string; type: string; timestamp: string; data: Record<string, unknown> } };
     };
     expect(run.email).toBe('browser-operator@example.com');
     expect(run.workspaces.workspaces).toEqual([expect.objectContaining({ id: run.ws, slug: 'default', frozen: false })]);
@@ -77,8 +78,15 @@ describe('the typed client in a real browser, from the dashboard origin', () => 
       detail: 'session not accepted',
       message: '401 session not accepted',
     });
-    // The event stream goes here: once the notifications issue (32) gives the client its events()
-    // reader, the page reads one event through it (test/support/browser-page/dashboard.js) and this checks it.
+    // The event stream, read in the page through the client's events() (fetch streaming with the
+    // session header, cross-origin): the revoke of the minted key arrives as its key.revoked message.
+    expect(run.event.status).toBe(200);
+    expect(run.event.message).toEqual({
+      id: expect.stringMatching(/^msg_/),
+      type: 'key.revoked',
+      timestamp: expect.stringMatching(/Z$/),
+      data: { workspace_id: run.ws, key_id: run.minted.key_id, agent_id: 'browser-dashboard' },
+    });
     // The key was minted for real, in the operator's workspace.
     const [row] = await t.db.query(`SELECT workspace_id, agent_id FROM virtual_keys WHERE id = $1`, [run.minted.key_id]);
     expect(row).toEqual({ workspace_id: run.ws, agent_id: 'browser-dashboard' });

@@ -24,10 +24,37 @@ window.runDashboard = async ({ baseUrl, token }) => {
     failure,
   );
   const unauthenticated = await createControlClient({ baseUrl, token: 'not-a-token' }).GET('/api/v1/me').then(() => undefined, failure);
-  // The event stream: once the notifications issue (32) has given the client its `events()` reader,
-  // read one event here through it and return it for the test to check.
-  return { email: me.user.email, ws, workspaces, minted, keys, missing, unauthenticated };
+  const event = await revokedEvent({ baseUrl, token }, ws, minted.key_id);
+  return { email: me.user.email, ws, workspaces, minted, keys, missing, unauthenticated, event };
 };
+
+/**
+ * The event stream through the client's `events()` (fetch streaming, the session header, from this
+ * origin): opens it for `key.*`, revokes `keyId` once the stream has answered, and returns the first
+ * message it yields.
+ */
+async function revokedEvent({ baseUrl, token }, ws, keyId) {
+  let opened;
+  const streamOpen = new Promise((resolve) => (opened = resolve));
+  const fetchWatched = async (request) => {
+    const response = await fetch(request);
+    if (new URL(request.url).pathname.endsWith('/events')) opened(response.status);
+    return response;
+  };
+  const client = createControlClient({ baseUrl, token, fetch: fetchWatched });
+  const stop = new AbortController();
+  const stream = client.events(ws, { types: ['key.*'], signal: stop.signal });
+  const first = stream.next();
+  const status = await streamOpen;
+  await client.POST('/api/v1/workspaces/{ws}/keys/{keyId}/revoke', { params: { path: { ws, keyId } } });
+  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('no event within 10 s')), 10_000));
+  try {
+    const { value } = await Promise.race([first, timeout]);
+    return { status, message: value };
+  } finally {
+    stop.abort();
+  }
+}
 
 /** One call from a page whose origin CORS_ORIGINS does not list: the browser refuses the answer. */
 window.callFromElsewhere = async ({ baseUrl, token }) =>
