@@ -195,6 +195,104 @@ describe('PostgreSQL outages', () => {
     expect(await t.app.get(AuditTrailService).check(owner.workspaceId)).toMatchObject({ ok: true });
   });
 
+  it('keeps concurrent policy publishes, approval votes and approval policy creations cut mid-flight whole: each answers its normal status or 503, one audit row per revision, vote and policy, the chain verifies', async () => {
+    await expectRecovered();
+    const publishers = await Promise.all([0, 1].map(() => t.signIn()));
+    const ruler = await t.signIn();
+    const rule = { rule_id: 'refunds', effect: 'allow', actions: ['tool.call'], tools: ['stripe.*'], environments: ['prod'], approver_roles: ['owner'], approver_user_ids: [], quorum: 1 };
+    await t.http().post(`${ws()}/approval-policies`).set(bearer(owner)).send({ name: 'before-cut', rules: [rule] }).expect(200);
+    const approvals: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const held = await t
+        .http()
+        .post(`/internal/v1/workspaces/${owner.workspaceId}/approvals`)
+        .set('Authorization', await service())
+        .send({ request_id: `req_cut_${i}`, key_id: 'key_0123456789abcdef01234567', tool: 'stripe.refund', invocation_tool: 'stripe.refund', connection_id: 'conn_0123456789abcdef01234567', env: 'prod', safe_summary: {}, reason: 'cut' })
+        .expect(201);
+      approvals.push(held.body.approval_id as string);
+    }
+    // The publishers' first drafts wait in their transactions on a workspace lock held here, so the
+    // first cut surely meets a policy write mid-flight.
+    const holder = new Client({ connectionString: t.databaseUrl });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM workspaces WHERE id = ANY($1) FOR UPDATE`, [publishers.map((op) => op.workspaceId)]);
+    const answers: { what: string; status: number; body: unknown }[] = [];
+    const settle = (what: string) => (res: request.Response) => {
+      answers.push({ what, status: res.status, body: res.body });
+      return res;
+    };
+    // Operators of two workspaces (as many as POLICY_COMPILER_CONCURRENCY compiles at once) each
+    // store and publish drafts one after another (a publish is serial within a workspace)...
+    const publishing = publishers.map(async (op) => {
+      const path = `/api/v1/workspaces/${op.workspaceId}/policy`;
+      for (let i = 0; i < 4; i++) {
+        const draft = await t.http().put(path).set(bearer(op)).send({ cedar_text: `// cut ${i}\n` }).then(settle('draft'));
+        if (draft.status !== 200) continue;
+        const { draft_hash, current_revision_id } = draft.body as { draft_hash: string; current_revision_id?: string };
+        await t.http().post(`${path}/publish`).set(bearer(op)).send({ expected_draft_hash: draft_hash, expected_revision_id: current_revision_id ?? null }).then(settle('publish'));
+      }
+    });
+    // ...while the owner votes on every approval and another operator creates approval policies
+    // (in a workspace of its own: a new rule set would turn the votes into 409s).
+    const votes: Promise<request.Response>[] = [];
+    const created: Promise<request.Response>[] = [];
+    approvals.forEach((id, i) => {
+      votes.push(t.http().post(`${ws()}/approvals/${id}/votes`).set(bearer(owner)).send({ decision: 'approve', reason: 'cut', expected_revision: 1 }).then(settle('vote')));
+      created.push(t.http().post(`/api/v1/workspaces/${ruler.workspaceId}/approval-policies`).set(bearer(ruler)).send({ name: `cut-${i}`, rules: [rule] }).then(settle('approval policy')));
+    });
+    // Cut every connection (a reset, PostgreSQL back at once) once the publishers wait at the lock,
+    // then each time a few more have answered: the mutations in flight fail, the ones still waiting go on.
+    const waiting = async () =>
+      (await direct.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, [databaseName()])).rows[0].n as number;
+    while ((await waiting()) < publishers.length) await new Promise((resolve) => setTimeout(resolve, 5));
+    await proxy.stop();
+    await proxy.start();
+    await holder.query('ROLLBACK');
+    await holder.end();
+    let done = false;
+    const cutting = (async () => {
+      for (let next = answers.length + 3; !done; next += 6) {
+        while (!done && answers.length < next) await new Promise((resolve) => setTimeout(resolve, 2));
+        if (done) break;
+        await proxy.stop();
+        await proxy.start();
+      }
+    })();
+    await Promise.all([...votes, ...created, ...publishing]);
+    done = true;
+    await cutting;
+    const expected = { vote: 200, 'approval policy': 200, draft: 200, publish: 200 } as Record<string, number>;
+    for (const a of answers) if (a.status !== expected[a.what]) expect([a.what, a.status, a.body]).toEqual([a.what, 503, DATABASE_UNAVAILABLE]);
+    // The cuts met each kind of write.
+    for (const what of ['vote', 'approval policy']) expect([what, answers.some((a) => a.what === what && a.status === 503)]).toEqual([what, true]);
+    expect(['policy', answers.some((a) => (a.what === 'draft' || a.what === 'publish') && a.status === 503)]).toEqual(['policy', true]);
+    expect(answers.filter((a) => a.what === 'publish' && a.status === 200).length).toBeGreaterThan(0);
+
+    /** [target, audit rows] of `action` in this workspace, sorted. */
+    const audited = async (workspaces: string[], actions: string[], target = 'target') =>
+      (
+        await direct.query(`SELECT ${target} AS target, count(*)::int AS n FROM audit_events WHERE workspace_id = ANY($1) AND action = ANY($2) GROUP BY 1 ORDER BY 1`, [
+          workspaces,
+          actions,
+        ])
+      ).rows.map((r: { target: string; n: number }) => [r.target, r.n]);
+    const existing = async (workspaces: string[], sql: string) => (await direct.query(sql, [workspaces])).rows.map((r: { id: string }) => [r.id, 1]);
+    // Every vote, approval policy and published revision that exists has exactly one audit row, and no audit row names one that does not.
+    const voted = await existing([owner.workspaceId], `SELECT approval_id AS id FROM approval_votes WHERE workspace_id = ANY($1) ORDER BY 1`);
+    expect(await audited([owner.workspaceId], ['approval.approve', 'approval.deny'])).toEqual(voted);
+    const rulers = [owner.workspaceId, ruler.workspaceId];
+    expect(await audited(rulers, ['approval_policy.create'])).toEqual(await existing(rulers, `SELECT id FROM approval_policies WHERE workspace_id = ANY($1) ORDER BY 1`));
+    const published = publishers.map((op) => op.workspaceId);
+    const revisions = await existing(published, `SELECT id FROM policy_revisions WHERE workspace_id = ANY($1) ORDER BY 1`);
+    expect(await audited(published, ['policy.publish'], `detail->>'revision_id'`)).toEqual(revisions);
+    // What answered its normal status was written.
+    for (const res of await Promise.all(votes)) if (res.status === 200) expect(voted.map(([id]) => id)).toContain(res.body.approval_id);
+    for (const a of answers.filter((a) => a.what === 'publish' && a.status === 200)) expect(revisions.map(([id]) => id)).toContain((a.body as { revision_id: string }).revision_id);
+    for (const op of [owner, ruler, ...publishers]) expect(await t.app.get(AuditTrailService).check(op.workspaceId)).toMatchObject({ ok: true });
+    await expectRecovered();
+  });
+
   it('projects usage entries produced during an outage exactly once after it; the consumer pass fails within its bound meanwhile', async () => {
     const events = [0, 1, 2, 3, 4].map(() => usageEvent(owner.workspaceId));
     await proxy.stop();

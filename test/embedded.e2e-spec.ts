@@ -32,7 +32,9 @@ describe('embedded mode server process', () => {
     issuer = await IdentityIssuer.start();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, ['-r', require.resolve('ts-node/register/transpile-only'), join(ROOT, 'src/main.ts')], {
+    // The preload closes the PGlite on SIGUSR2 (test/support/pglite-close-on-signal.ts).
+    const preload = ['-r', require.resolve('ts-node/register/transpile-only'), '-r', join(ROOT, 'test/support/pglite-close-on-signal.ts')];
+    child = spawn(process.execPath, [...preload, join(ROOT, 'src/main.ts')], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, NODE_PATH: ROOT, PORT: String(port), HOST: '127.0.0.1', PGLITE_DIR: dir, IDENTITY_ISSUER: issuer.url, LOG_LEVEL: 'info', HTTP_PLATFORM: process.env.HTTP_PLATFORM ?? 'express' },
     });
@@ -65,6 +67,38 @@ describe('embedded mode server process', () => {
     expect(overview.status).toBe(200);
     expect(((await overview.json()) as { workspace: { snapshot_version: number } }).workspace.snapshot_version).toBe(1);
   });
+
+  it('answers 503 database_unavailable at once on every route once its PGlite is closed under the running server; liveness 200, readiness 503 naming database; no crash', async () => {
+    const token = await issuer.token({ sub: 'embedded' });
+    const headers = { Authorization: `Bearer ${token}` };
+    const { default_workspace_id: workspace } = (await (await fetch(`${base}/api/v1/me`, { headers })).json()) as { default_workspace_id: string };
+    child.kill('SIGUSR2');
+    for (let i = 0; i < 100 && !output.includes('"msg":"test: PGlite closed"'); i++) await new Promise((r) => setTimeout(r, 50));
+    const timed = async (path: string, init: RequestInit = {}) => {
+      const started = Date.now();
+      const res = await fetch(`${base}${path}`, { ...init, headers: { ...headers, 'Content-Type': 'application/json' } });
+      return { status: res.status, body: (await res.json()) as unknown, ms: Date.now() - started };
+    };
+    // Twice: the first request meets the closed database, the second a refused connection.
+    for (const round of [1, 2]) {
+      for (const [path, init] of [
+        ['/api/v1/me', {}],
+        [`/api/v1/workspaces/${workspace}/keys`, {}],
+        [`/api/v1/workspaces/${workspace}/keys`, { method: 'POST', body: JSON.stringify({ agent_id: 'after-close' }) }],
+      ] as [string, RequestInit][]) {
+        const res = await timed(path, init);
+        expect([round, path, res.status, res.body]).toEqual([round, path, 503, { error: { code: 'database_unavailable', message: 'database unavailable' } }]);
+        expect(res.ms).toBeLessThan(2000);
+      }
+    }
+    const live = await timed('/healthz');
+    expect([live.status, live.body]).toEqual([200, { ok: true }]);
+    const ready = await timed('/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({ error: { database: { status: 'down' } } });
+    expect(child.exitCode).toBeNull();
+    expect(output).toContain('embedded PostgreSQL (PGlite) failed; connections are refused until the service restarts');
+  }, 30_000);
 
   it('shuts down gracefully on SIGTERM', async () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
