@@ -395,6 +395,53 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
       expect(expired).toMatchObject({ decision_status: 'expired' });
     });
 
+    it('emits policy.published with the revision and the publisher when a publish commits, nothing for a refused publish', async () => {
+      const op = await t.signIn();
+      const draft = (await t.http().get(`${base(op)}/policy`).set(bearer(op)).expect(200)).body;
+      // Refused (stale draft hash): no revision, no message.
+      await t.http().post(`${base(op)}/policy/publish`).set(bearer(op)).send({ expected_draft_hash: `sha256:${'0'.repeat(64)}` }).expect(409);
+      expect(await messages(op, '?type=policy.published')).toEqual([]);
+      const published = (await t.http().post(`${base(op)}/policy/publish`).set(bearer(op)).send({ expected_draft_hash: draft.draft_hash }).expect(200)).body;
+      // Refused (the revision moved since): nothing more.
+      await t.http().post(`${base(op)}/policy/publish`).set(bearer(op)).send({ expected_draft_hash: draft.draft_hash }).expect(409);
+      const list = await messages(op, '?type=policy.published');
+      expect(list.map((m: { data: unknown }) => m.data)).toEqual([{ revision_id: published.revision_id, user_id: op.userId, workspace_id: op.workspaceId }]);
+    });
+
+    it('emits approval.resolved (invalidated) for pending approvals when an approval-policy change invalidates them, nothing for a refused change', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      const key = (await t.http().post(`${base(op)}/keys`).set(bearer(op)).send({ agent_id: 'agent-9' }).expect(201)).body;
+      const rule = { rule_id: 'r1', effect: 'allow', actions: ['tool.call'], tools: ['refund'], environments: ['dev', 'stage', 'prod'], approver_roles: ['owner'], approver_user_ids: [], quorum: 1 };
+      const policy = (await t.http().post(`${base(op)}/approval-policies`).set(bearer(op)).send({ name: 'refunds', rules: [rule] }).expect(200)).body;
+      const hold = async (requestId: string) =>
+        (
+          await t.http().post(`/internal/v1/workspaces/${ws}/approvals`).set(await serviceAuth()).send({
+            request_id: requestId, key_id: key.key_id, tool: 'refund', invocation_tool: 'refund', connection_id: 'conn_0123456789abcdef01234567', env: 'dev', safe_summary: {}, reason: 'r',
+          }).expect(201)
+        ).body;
+      const pending = await hold('req_0123456789abcdef0123456a');
+      const approved = await hold('req_0123456789abcdef0123456b');
+      await t.http().post(`${base(op)}/approvals/${approved.approval_id}/votes`).set(bearer(op)).send({ decision: 'approve', expected_revision: approved.revision, reason: 'ok' }).expect(200);
+      const resolved = async () => (await messages(op, '?type=approval.resolved')).map((m: { data: { approval_id: string; decision_status: string } }) => [m.data.approval_id, m.data.decision_status]);
+      expect(await resolved()).toEqual([[approved.approval_id, 'approved']]);
+      // Refused (stale expected_revision): the rule set is unchanged and nothing is emitted.
+      await t.http().put(`${base(op)}/approval-policies/${policy.policy_id}`).set(bearer(op)).send({ name: 'refunds', rules: [{ ...rule, quorum: 2 }], expected_revision: 99 }).expect(409);
+      expect(await resolved()).toEqual([[approved.approval_id, 'approved']]);
+      await t.http().put(`${base(op)}/approval-policies/${policy.policy_id}`).set(bearer(op)).send({ name: 'refunds', rules: [{ ...rule, quorum: 2 }], expected_revision: policy.revision }).expect(200);
+      const listed = (await t.http().get(`${base(op)}/approvals/${pending.approval_id}`).set(bearer(op)).expect(200)).body;
+      expect(listed.decision_status).toBe('invalidated');
+      // The pending one is resolved (invalidated) once; the approved one already left pending.
+      const list = await messages(op, '?type=approval.resolved');
+      expect(list.map((m: { data: unknown }) => m.data)).toEqual([
+        { approval_id: pending.approval_id, decision_status: 'invalidated', resolved_at: expect.any(String), workspace_id: ws },
+        { approval_id: approved.approval_id, decision_status: 'approved', resolved_at: expect.any(String), workspace_id: ws },
+      ]);
+      // A later change (disable) finds it already resolved: still once.
+      await t.http().post(`${base(op)}/approval-policies/${policy.policy_id}/disable`).set(bearer(op)).send({ expected_revision: policy.revision + 1 }).expect(200);
+      expect((await resolved()).filter(([id]: string[]) => id === pending.approval_id)).toHaveLength(1);
+    });
+
     it('emits key.expiring once per key, whatever the concurrent passes', async () => {
       const op = await t.signIn();
       const soon = new Date(Date.now() + 3 * 86_400_000).toISOString();
