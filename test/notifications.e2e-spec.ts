@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { ApprovalsService } from 'src/modules/approvals/approvals.service';
 import { KeysService } from 'src/modules/keys/keys.service';
+import { NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
 import { expectAccessMatrix, roleMembers, RouteCase } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
@@ -288,6 +289,43 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
         const got = await t.http().get(`${base(op)}/notification-endpoints/${e.endpoint_id}`).set(bearer(op)).expect(200);
         expect(got.body).toMatchObject({ enabled: false, disabled_reason: 'failing' });
       });
+    });
+
+    it('settles attempts that finish together in one statement: each logged, each delivery moved, the failing streak kept in attempt order', async () => {
+      const op = await t.signIn();
+      // Disabled: the delivery job leaves its rows alone; the batches below are what it would write.
+      const e = await create({ url: 'http://127.0.0.1:9/hook', event_types: ['*'], enabled: false }, op);
+      const ids = ['a', 'b', 'c', 'd', 'e', 'f'].map((x) => `msg_settle${x}${op.workspaceId.slice(-8)}`);
+      for (const id of ids) {
+        await t.db.query(`INSERT INTO notification_messages (id, workspace_id, type, body, created_at) VALUES ($1, $2, 'notification.test', '{}', now())`, [id, op.workspaceId]);
+        await t.db.query(`INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at) VALUES ($1, $2, $3, 'pending', now())`, [e.endpoint_id, id, op.workspaceId]);
+      }
+      const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+      const item = (i: number, ok: boolean, s: number) => ({
+        attempt: { workspaceId: op.workspaceId, endpointId: e.endpoint_id, messageId: ids[i], type: 'notification.test', attempt: 1, status: ok ? ('succeeded' as const) : ('failed' as const), responseStatus: ok ? 204 : 500, error: ok ? null : ('http_status' as const), durationMs: 3, responseExcerpt: '', attemptedAt: at(s) },
+        next: ok ? { state: 'delivered' as const, nextAttemptAt: null } : { state: 'pending' as const, nextAttemptAt: at(100) },
+      });
+      const repo = t.app.get(NotificationMessagesRepository);
+      const failingSince = async () => (await t.db.query(`SELECT failing_since FROM notification_endpoints WHERE id = $1`, [e.endpoint_id]))[0].failing_since;
+      // Out of order within the batch: a success at 1 s, failures at 3 s and 2 s: failing since 2 s.
+      expect(await repo.settle([item(2, false, 3), item(0, true, 1), item(1, false, 2)])).toEqual(new Map([[e.endpoint_id, at(2)]]));
+      expect(await failingSince()).toEqual(at(2));
+      // Failing already: a later failure keeps the start of the streak.
+      await repo.settle([item(3, false, 4)]);
+      expect(await failingSince()).toEqual(at(2));
+      // The batch's latest attempt succeeded: the streak ends, whatever failed before it.
+      expect(await repo.settle([item(5, true, 6), item(4, false, 5)])).toEqual(new Map());
+      expect(await failingSince()).toBeNull();
+      const deliveries = await t.db.query(`SELECT message_id, state, attempts FROM notification_deliveries WHERE endpoint_id = $1 ORDER BY message_id`, [e.endpoint_id]);
+      expect(deliveries.map((d: { state: string }) => d.state)).toEqual(['delivered', 'pending', 'pending', 'pending', 'pending', 'delivered']);
+      const logged = await t.db.query(`SELECT message_id, status, attempted_at FROM notification_attempts WHERE endpoint_id = $1 ORDER BY attempted_at`, [e.endpoint_id]);
+      expect(logged.map((a: { message_id: string; status: string }) => [a.message_id, a.status])).toEqual([
+        [ids[0], 'succeeded'], [ids[1], 'failed'], [ids[2], 'failed'], [ids[3], 'failed'], [ids[4], 'failed'], [ids[5], 'succeeded'],
+      ]);
+      // An endpoint deleted meanwhile: nothing is written for it.
+      await t.db.query(`DELETE FROM notification_endpoints WHERE id = $1`, [e.endpoint_id]);
+      expect(await repo.settle([item(1, true, 7)])).toEqual(new Map());
+      expect(await t.db.query(`SELECT 1 FROM notification_attempts WHERE endpoint_id = $1`, [e.endpoint_id])).toEqual([]);
     });
 
     it('keeps a receiver that hangs on every call from slowing another endpoint (timeout attempts logged)', async () => {
