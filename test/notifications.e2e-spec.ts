@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { ApprovalsService } from 'src/modules/approvals/approvals.service';
 import { KeysService } from 'src/modules/keys/keys.service';
+import { NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
 import { expectAccessMatrix, roleMembers, RouteCase } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
@@ -290,6 +291,43 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
       });
     });
 
+    it('settles attempts that finish together in one statement: each logged, each delivery moved, the failing streak kept in attempt order', async () => {
+      const op = await t.signIn();
+      // Disabled: the delivery job leaves its rows alone; the batches below are what it would write.
+      const e = await create({ url: 'http://127.0.0.1:9/hook', event_types: ['*'], enabled: false }, op);
+      const ids = ['a', 'b', 'c', 'd', 'e', 'f'].map((x) => `msg_settle${x}${op.workspaceId.slice(-8)}`);
+      for (const id of ids) {
+        await t.db.query(`INSERT INTO notification_messages (id, workspace_id, type, body, created_at) VALUES ($1, $2, 'notification.test', '{}', now())`, [id, op.workspaceId]);
+        await t.db.query(`INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at) VALUES ($1, $2, $3, 'pending', now())`, [e.endpoint_id, id, op.workspaceId]);
+      }
+      const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+      const item = (i: number, ok: boolean, s: number) => ({
+        attempt: { workspaceId: op.workspaceId, endpointId: e.endpoint_id, messageId: ids[i], type: 'notification.test', attempt: 1, status: ok ? ('succeeded' as const) : ('failed' as const), responseStatus: ok ? 204 : 500, error: ok ? null : ('http_status' as const), durationMs: 3, responseExcerpt: '', attemptedAt: at(s) },
+        next: ok ? { state: 'delivered' as const, nextAttemptAt: null } : { state: 'pending' as const, nextAttemptAt: at(100) },
+      });
+      const repo = t.app.get(NotificationMessagesRepository);
+      const failingSince = async () => (await t.db.query(`SELECT failing_since FROM notification_endpoints WHERE id = $1`, [e.endpoint_id]))[0].failing_since;
+      // Out of order within the batch: a success at 1 s, failures at 3 s and 2 s: failing since 2 s.
+      expect(await repo.settle([item(2, false, 3), item(0, true, 1), item(1, false, 2)])).toEqual(new Map([[e.endpoint_id, at(2)]]));
+      expect(await failingSince()).toEqual(at(2));
+      // Failing already: a later failure keeps the start of the streak.
+      await repo.settle([item(3, false, 4)]);
+      expect(await failingSince()).toEqual(at(2));
+      // The batch's latest attempt succeeded: the streak ends, whatever failed before it.
+      expect(await repo.settle([item(5, true, 6), item(4, false, 5)])).toEqual(new Map());
+      expect(await failingSince()).toBeNull();
+      const deliveries = await t.db.query(`SELECT message_id, state, attempts FROM notification_deliveries WHERE endpoint_id = $1 ORDER BY message_id`, [e.endpoint_id]);
+      expect(deliveries.map((d: { state: string }) => d.state)).toEqual(['delivered', 'pending', 'pending', 'pending', 'pending', 'delivered']);
+      const logged = await t.db.query(`SELECT message_id, status, attempted_at FROM notification_attempts WHERE endpoint_id = $1 ORDER BY attempted_at`, [e.endpoint_id]);
+      expect(logged.map((a: { message_id: string; status: string }) => [a.message_id, a.status])).toEqual([
+        [ids[0], 'succeeded'], [ids[1], 'failed'], [ids[2], 'failed'], [ids[3], 'failed'], [ids[4], 'failed'], [ids[5], 'succeeded'],
+      ]);
+      // An endpoint deleted meanwhile: nothing is written for it.
+      await t.db.query(`DELETE FROM notification_endpoints WHERE id = $1`, [e.endpoint_id]);
+      expect(await repo.settle([item(1, true, 7)])).toEqual(new Map());
+      expect(await t.db.query(`SELECT 1 FROM notification_attempts WHERE endpoint_id = $1`, [e.endpoint_id])).toEqual([]);
+    });
+
     it('keeps a receiver that hangs on every call from slowing another endpoint (timeout attempts logged)', async () => {
       const op = await t.signIn();
       const hang = await receiver(() => 'hang');
@@ -393,6 +431,53 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
       expect(timed).toEqual([{ type: 'approval.expiring', n: 1 }, { type: 'approval.resolved', n: 1 }]);
       const [expired] = (await messages(op, '?type=approval.resolved')).map((m: { data: unknown }) => m.data);
       expect(expired).toMatchObject({ decision_status: 'expired' });
+    });
+
+    it('emits policy.published with the revision and the publisher when a publish commits, nothing for a refused publish', async () => {
+      const op = await t.signIn();
+      const draft = (await t.http().get(`${base(op)}/policy`).set(bearer(op)).expect(200)).body;
+      // Refused (stale draft hash): no revision, no message.
+      await t.http().post(`${base(op)}/policy/publish`).set(bearer(op)).send({ expected_draft_hash: `sha256:${'0'.repeat(64)}` }).expect(409);
+      expect(await messages(op, '?type=policy.published')).toEqual([]);
+      const published = (await t.http().post(`${base(op)}/policy/publish`).set(bearer(op)).send({ expected_draft_hash: draft.draft_hash }).expect(200)).body;
+      // Refused (the revision moved since): nothing more.
+      await t.http().post(`${base(op)}/policy/publish`).set(bearer(op)).send({ expected_draft_hash: draft.draft_hash }).expect(409);
+      const list = await messages(op, '?type=policy.published');
+      expect(list.map((m: { data: unknown }) => m.data)).toEqual([{ revision_id: published.revision_id, user_id: op.userId, workspace_id: op.workspaceId }]);
+    });
+
+    it('emits approval.resolved (invalidated) for pending approvals when an approval-policy change invalidates them, nothing for a refused change', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      const key = (await t.http().post(`${base(op)}/keys`).set(bearer(op)).send({ agent_id: 'agent-9' }).expect(201)).body;
+      const rule = { rule_id: 'r1', effect: 'allow', actions: ['tool.call'], tools: ['refund'], environments: ['dev', 'stage', 'prod'], approver_roles: ['owner'], approver_user_ids: [], quorum: 1 };
+      const policy = (await t.http().post(`${base(op)}/approval-policies`).set(bearer(op)).send({ name: 'refunds', rules: [rule] }).expect(200)).body;
+      const hold = async (requestId: string) =>
+        (
+          await t.http().post(`/internal/v1/workspaces/${ws}/approvals`).set(await serviceAuth()).send({
+            request_id: requestId, key_id: key.key_id, tool: 'refund', invocation_tool: 'refund', connection_id: 'conn_0123456789abcdef01234567', env: 'dev', safe_summary: {}, reason: 'r',
+          }).expect(201)
+        ).body;
+      const pending = await hold('req_0123456789abcdef0123456a');
+      const approved = await hold('req_0123456789abcdef0123456b');
+      await t.http().post(`${base(op)}/approvals/${approved.approval_id}/votes`).set(bearer(op)).send({ decision: 'approve', expected_revision: approved.revision, reason: 'ok' }).expect(200);
+      const resolved = async () => (await messages(op, '?type=approval.resolved')).map((m: { data: { approval_id: string; decision_status: string } }) => [m.data.approval_id, m.data.decision_status]);
+      expect(await resolved()).toEqual([[approved.approval_id, 'approved']]);
+      // Refused (stale expected_revision): the rule set is unchanged and nothing is emitted.
+      await t.http().put(`${base(op)}/approval-policies/${policy.policy_id}`).set(bearer(op)).send({ name: 'refunds', rules: [{ ...rule, quorum: 2 }], expected_revision: 99 }).expect(409);
+      expect(await resolved()).toEqual([[approved.approval_id, 'approved']]);
+      await t.http().put(`${base(op)}/approval-policies/${policy.policy_id}`).set(bearer(op)).send({ name: 'refunds', rules: [{ ...rule, quorum: 2 }], expected_revision: policy.revision }).expect(200);
+      const listed = (await t.http().get(`${base(op)}/approvals/${pending.approval_id}`).set(bearer(op)).expect(200)).body;
+      expect(listed.decision_status).toBe('invalidated');
+      // The pending one is resolved (invalidated) once; the approved one already left pending.
+      const list = await messages(op, '?type=approval.resolved');
+      expect(list.map((m: { data: unknown }) => m.data)).toEqual([
+        { approval_id: pending.approval_id, decision_status: 'invalidated', resolved_at: expect.any(String), workspace_id: ws },
+        { approval_id: approved.approval_id, decision_status: 'approved', resolved_at: expect.any(String), workspace_id: ws },
+      ]);
+      // A later change (disable) finds it already resolved: still once.
+      await t.http().post(`${base(op)}/approval-policies/${policy.policy_id}/disable`).set(bearer(op)).send({ expected_revision: policy.revision + 1 }).expect(200);
+      expect((await resolved()).filter(([id]: string[]) => id === pending.approval_id)).toHaveLength(1);
     });
 
     it('emits key.expiring once per key, whatever the concurrent passes', async () => {

@@ -37,6 +37,7 @@ describe('credential refresh job', () => {
     gw.tokenLifetimeS = 3600;
     return res.body.connection.connection_id;
   };
+  const messagesOf = async (ws: string) => t.db.query(`SELECT type, body FROM notification_messages WHERE workspace_id = $1 AND type <> 'audit.event' ORDER BY created_at, id`, [ws]);
   const snapshotOf = async (ws: string) => {
     const hot = t.app.get(HotPath);
     return JSON.parse((await hot.get(hot.snapshotName(ws)))!);
@@ -113,6 +114,10 @@ describe('credential refresh job', () => {
     gw.reset();
     gw.fail(REFRESH, 400, { error: { code: 'invalid_grant' } });
     expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 1, superseded: 0 });
+    // The operator is told, once, in the refusal's transaction.
+    expect((await messagesOf(op.workspaceId)).map((m: { type: string; body: string }) => [m.type, JSON.parse(m.body).data])).toEqual([
+      ['connection.reauthorization_required', { connection_id: id, reason: 'invalid_grant', workspace_id: op.workspaceId }],
+    ]);
     const after = await row(id);
     expect(after).toMatchObject({ status: 'pending', refresh_failure: 'invalid_grant', credential_envelope: before.credential_envelope, refresh_envelope: before.refresh_envelope, last4: before.last4 });
     const [listed] = (await t.http().get(`${base(op)}/connections`).set(bearer(op)).expect(200)).body.connections;
@@ -120,6 +125,7 @@ describe('credential refresh job', () => {
     expect((await snapshotOf(op.workspaceId)).connections).toEqual([]);
     expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 0, superseded: 0 });
     expect(gw.callsTo(REFRESH)).toHaveLength(1);
+    expect(await messagesOf(op.workspaceId)).toHaveLength(1);
 
     gw.reset();
     const res = await t.http().post(`${base(op)}/connections/${id}/reconnect`).set(bearer(op)).send({}).expect(200);
@@ -157,6 +163,8 @@ describe('credential refresh job', () => {
     gw.reset();
     expect(await job.runOnce()).toEqual({ refreshed: 1, deferred: 0, refused: 0, superseded: 0 });
     expect(await row(id)).toMatchObject({ refresh_attempts: 0, refresh_not_before: null });
+    // A refusal that is not for good, a timeout and a success tell the operator nothing.
+    expect(await messagesOf(op.workspaceId)).toEqual([]);
   });
 
   it('never refreshes a purged connection', async () => {

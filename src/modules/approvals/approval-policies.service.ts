@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { WorkspaceContext } from 'src/common/access/context';
 import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
 import { ApiError, bodyError, FieldValidationError } from 'src/common/http/errors';
@@ -11,24 +11,13 @@ import { AuditAction } from 'src/modules/audit/audit-vocabulary';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
+import { ApprovalsService } from 'src/modules/approvals/approvals.service';
 import { ApprovalPolicyBody } from 'src/modules/approvals/dto/approval-policy.dto';
 import { toApprovalPolicyDocument } from 'src/modules/approvals/dto/approval-policy.document';
 import { ApprovalPolicyRevision } from 'src/modules/approvals/entities/approval-policy-revision.entity';
 import { ApprovalPolicy } from 'src/modules/approvals/entities/approval-policy.entity';
-import { ApprovalRule, policySetHash, RULE_MESSAGES, ruleSet, SetRule, validateRules } from 'src/modules/approvals/rules';
+import { activeRuleSet, ApprovalRule, RULE_MESSAGES, validateRules } from 'src/modules/approvals/rules';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
-
-export interface ActiveRuleSet {
-  policy_set_hash: string;
-  rules: SetRule[];
-}
-
-/** The workspace's active approval rules and their hash: the snapshot's `approval_rules` part. */
-export async function activeRuleSet(manager: EntityManager | DataSource, workspaceId: string): Promise<ActiveRuleSet> {
-  const policies = await manager.getRepository(ApprovalPolicy).find({ select: { id: true, revisionId: true, rules: true }, where: { workspaceId, status: 'active' } });
-  const rules = ruleSet(policies.map((p) => ({ id: p.id, revision_id: p.revisionId, rules: p.rules })));
-  return { policy_set_hash: policySetHash(rules), rules };
-}
 
 const NOT_FOUND = 'approval policy not found';
 
@@ -56,6 +45,7 @@ export class ApprovalPoliciesService implements OnModuleInit {
     private readonly publications: PublicationService,
     private readonly snapshots: SnapshotRegistry,
     private readonly workspaces: WorkspacesService,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   onModuleInit(): void {
@@ -145,8 +135,12 @@ export class ApprovalPoliciesService implements OnModuleInit {
     await tx.manager.insert(ApprovalPolicyRevision, { id: revisionId, workspaceId: ws.id, policyId, revision, name, rules, createdBy: ws.operator.userId });
   }
 
-  /** Stages the snapshot (the active rule set changed), writes the audit row and answers the policy. */
+  /**
+   * Stages the snapshot (the active rule set changed), emits `approval.resolved` for the pending
+   * approvals the change invalidates, writes the audit row and answers the policy.
+   */
   private async finish(tx: Tx, ws: WorkspaceContext, policyId: string, action: AuditAction) {
+    await this.approvals.emitInvalidated(tx, ws.id, (await activeRuleSet(tx.manager, ws.id)).policy_set_hash);
     const snapshotVersion = await this.publications.stage(tx, ws.id, action);
     const row = await tx.manager.findOneByOrFail(ApprovalPolicy, { workspaceId: ws.id, id: policyId });
     await this.audit.record(tx, {

@@ -11,11 +11,10 @@ import { inTransaction, Tx } from 'src/database/transaction';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { AuditService } from 'src/modules/audit/audit.service';
-import { activeRuleSet } from 'src/modules/approvals/approval-policies.service';
 import { effectiveDecision, voteBlock, voteError } from 'src/modules/approvals/approval-state';
 import { APPROVAL_COLUMNS, ApprovalRow, toApprovalDocument, VoteRow } from 'src/modules/approvals/dto/approval.document';
 import { DecisionStatus, ExecutionReportBody, HeldCallBody, ListApprovalsQuery, VoteBody } from 'src/modules/approvals/dto/approval.dto';
-import { initialDecision, matchingRules } from 'src/modules/approvals/rules';
+import { activeRuleSet, initialDecision, matchingRules } from 'src/modules/approvals/rules';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 const NOT_FOUND = 'approval not found';
@@ -258,6 +257,20 @@ export class ApprovalsService {
       if (id) emitted++;
     }
     return emitted;
+  }
+
+  /**
+   * `approval.resolved` (`invalidated`) for every unexpired pending approval raised under another
+   * policy set than `currentHash`: called in the transaction of the approval-policy change that
+   * invalidates them (under its workspace lock, as votes are), so a rolled-back change emits nothing.
+   */
+  async emitInvalidated(tx: Tx, workspaceId: string, currentHash: string): Promise<void> {
+    const now = new Date();
+    const rows: { id: string }[] = await tx.manager.query(
+      `SELECT id FROM approvals WHERE workspace_id = $1 AND status = 'pending' AND expires_at > $2 AND policy_set_hash <> $3 ORDER BY created_at, id`,
+      [workspaceId, now, currentHash],
+    );
+    for (const row of rows) await this.emitResolved(tx, workspaceId, row.id, 'invalidated', now);
   }
 
   /** `approval.resolved`, once per approval whichever act or pass sees it leave `pending` first. */

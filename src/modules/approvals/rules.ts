@@ -1,7 +1,9 @@
 import { Env } from 'src/common/access/context';
 import { Role } from 'src/common/access/actions';
 import { FieldError } from 'src/common/http/errors';
+import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
+import { ApprovalPolicy } from 'src/modules/approvals/entities/approval-policy.entity';
 
 /** One rule of an approval policy, as stored (every list deduplicated and sorted). */
 export interface ApprovalRule {
@@ -161,4 +163,16 @@ export function initialDecision(matched: SetRule[]): InitialDecision {
 /** Eligible reviewers: the union of the matched allow rules' roles and user ids. */
 export function isEligible(matched: SetRule[], userId: string, role: Role): boolean {
   return matched.some((r) => r.effect === 'allow' && ((r.approver_roles as string[]).includes(role) || r.approver_user_ids.includes(userId)));
+}
+
+export interface ActiveRuleSet {
+  policy_set_hash: string;
+  rules: SetRule[];
+}
+
+/** The workspace's active approval rules and their hash: the snapshot's `approval_rules` part. */
+export async function activeRuleSet(manager: EntityManager | DataSource, workspaceId: string): Promise<ActiveRuleSet> {
+  const policies = await manager.getRepository(ApprovalPolicy).find({ select: { id: true, revisionId: true, rules: true }, where: { workspaceId, status: 'active' } });
+  const rules = ruleSet(policies.map((p) => ({ id: p.id, revision_id: p.revisionId, rules: p.rules })));
+  return { policy_set_hash: policySetHash(rules), rules };
 }

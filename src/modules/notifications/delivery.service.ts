@@ -5,7 +5,8 @@ import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { DeliveryWaker } from 'src/modules/notifications/delivery-waker';
 import { OutboxMessage } from 'src/modules/notifications/events';
-import { ClaimedDelivery, NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
+import { DeliveryState } from 'src/modules/notifications/entities/notification-delivery.entity';
+import { AttemptRecord, ClaimedDelivery, NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
 import { NotificationEndpointsRepository } from 'src/modules/notifications/notification-endpoints.repository';
 import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { signatureHeader } from 'src/modules/notifications/signature';
@@ -17,6 +18,8 @@ const MAX_IN_FLIGHT = 128;
 const MAX_PER_ENDPOINT = 16;
 /** Deliveries one claim takes at most; an endpoint is left out of a claim unless a whole batch still fits its bound. */
 const CLAIM_BATCH = 8;
+/** Attempts settled by one statement at most (those that finished while the previous one ran). */
+const SETTLE_BATCH = 64;
 /** A claim outlives its attempt's bound by this much; a replica that died mid-attempt releases its claims after it. */
 const LEASE_SLACK_MS = 30_000;
 
@@ -35,6 +38,8 @@ export class DeliveryService implements OnApplicationShutdown {
   private passing = false;
   private again = false;
   private stopped = false;
+  private readonly settling: { attempt: AttemptRecord; next: { state: DeliveryState; nextAttemptAt: Date | null }; done: (failingSince: Date | null, error?: unknown) => void }[] = [];
+  private flushing = false;
 
   constructor(
     private readonly messages: NotificationMessagesRepository,
@@ -126,7 +131,7 @@ export class DeliveryService implements OnApplicationShutdown {
       : retryIn !== undefined
         ? { state: 'pending' as const, nextAttemptAt: new Date(Date.now() + retryIn * 1000) }
         : { state: 'failed' as const, nextAttemptAt: null };
-    const failingSince = await this.messages.settle(
+    const failingSince = await this.settle(
       {
         workspaceId: d.workspace_id,
         endpointId: d.endpoint_id,
@@ -144,6 +149,37 @@ export class DeliveryService implements OnApplicationShutdown {
     );
     if (outcome.responseStatus === 410) await this.disable(d, 'gone');
     else if (!succeeded && failingSince && Date.now() - failingSince.getTime() >= this.config.notify.disableAfterSeconds * 1000) await this.disable(d, 'failing');
+  }
+
+  /**
+   * Group commit: an attempt's record waits while a settle statement runs, and the attempts that
+   * finished meanwhile are written together by the next one (each attempt is answered only after
+   * its own record committed; a crash before that leaves the claim to lapse and the attempt to be
+   * made again, as with one write per attempt). Answers since when the endpoint has been failing.
+   */
+  private settle(attempt: AttemptRecord, next: { state: DeliveryState; nextAttemptAt: Date | null }): Promise<Date | null> {
+    return new Promise((resolve, reject) => {
+      this.settling.push({ attempt, next, done: (failingSince, error) => (error === undefined ? resolve(failingSince) : reject(error as Error)) });
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.settling.length > 0) {
+        const batch = this.settling.splice(0, SETTLE_BATCH);
+        try {
+          const failing = await this.messages.settle(batch);
+          for (const x of batch) x.done(failing.get(x.attempt.endpointId) ?? null);
+        } catch (error) {
+          for (const x of batch) x.done(null, error ?? new Error('settle failed'));
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
   }
 
   /** Disables the endpoint once (a concurrent attempt finds it disabled), with its audit row and event. */

@@ -158,29 +158,58 @@ export class NotificationMessagesRepository {
   }
 
   /**
-   * The attempt's log row, the delivery's next state and the endpoint's failing streak (cleared by
-   * a success, started by the first failure after one), in one statement (one round trip and one
-   * commit per attempt); nothing when the endpoint was deleted meanwhile. Answers since when the
-   * endpoint has been failing (null when it is not).
+   * The attempts that finished together, in one statement (one round trip and one commit for them
+   * all): each attempt's log row, its delivery's next state, and each endpoint's failing streak
+   * (cleared when its latest attempt of the batch succeeded, else started by its first failure after
+   * its latest success, or kept); nothing for an endpoint deleted meanwhile. Answers, per endpoint,
+   * since when it has been failing (absent when it is not).
    */
-  async settle(a: AttemptRecord, next: { state: DeliveryState; nextAttemptAt: Date | null }): Promise<Date | null> {
-    // hand-written: delivery's per-attempt write, three tables in one statement (bench/notifications.ts).
-    const [row]: { failing_since: Date | null }[] = await this.dataSource.query(
-      `WITH d AS (
-         UPDATE notification_deliveries SET state = $3, attempts = $4, last_attempt_at = $5, next_attempt_at = $6, claimed_until = NULL
-         WHERE endpoint_id = $1 AND message_id = $2 RETURNING workspace_id
+  async settle(batch: { attempt: AttemptRecord; next: { state: DeliveryState; nextAttemptAt: Date | null } }[]): Promise<Map<string, Date>> {
+    const column = <T>(pick: (x: (typeof batch)[number]) => T) => batch.map(pick);
+    // hand-written: delivery's write, three tables for a batch of attempts in one statement (bench/notifications.ts).
+    const rows: { endpoint_id: string; failing_since: Date | null }[] = await this.dataSource.query(
+      `WITH input AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::timestamptz[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[])
+           AS i(endpoint_id, message_id, state, attempt, attempted_at, next_attempt_at, attempt_id, type, status, response_status, error, duration_ms, response_excerpt)
+       ), d AS (
+         UPDATE notification_deliveries nd SET state = i.state, attempts = i.attempt, last_attempt_at = i.attempted_at, next_attempt_at = i.next_attempt_at, claimed_until = NULL
+         FROM input i WHERE nd.endpoint_id = i.endpoint_id AND nd.message_id = i.message_id
+         RETURNING nd.workspace_id, nd.endpoint_id, nd.message_id
        ), a AS (
          INSERT INTO notification_attempts (id, workspace_id, endpoint_id, message_id, type, attempt, status, response_status, error, duration_ms, response_excerpt, attempted_at)
-         SELECT $7, d.workspace_id, $1, $2, $8, $4, $9, $10, $11, $12, $13, $5 FROM d
+         SELECT i.attempt_id, d.workspace_id, i.endpoint_id, i.message_id, i.type, i.attempt, i.status, i.response_status, i.error, i.duration_ms, i.response_excerpt, i.attempted_at
+         FROM input i JOIN d ON d.endpoint_id = i.endpoint_id AND d.message_id = i.message_id
+       ), settled AS (
+         SELECT i.* FROM input i JOIN d ON d.endpoint_id = i.endpoint_id AND d.message_id = i.message_id
+       ), last_success AS (
+         SELECT endpoint_id, max(attempted_at) FILTER (WHERE status = 'succeeded') AS at FROM settled GROUP BY endpoint_id
+       ), streak AS (
+         SELECT s.endpoint_id, l.at AS succeeded_at, min(s.attempted_at) FILTER (WHERE s.status = 'failed' AND (l.at IS NULL OR s.attempted_at > l.at)) AS failed_at
+         FROM settled s JOIN last_success l ON l.endpoint_id = s.endpoint_id GROUP BY s.endpoint_id, l.at
        ), e AS (
-         UPDATE notification_endpoints SET failing_since = CASE WHEN $9 = 'succeeded' THEN NULL ELSE COALESCE(failing_since, $5) END
-         WHERE id = $1 AND EXISTS (SELECT 1 FROM d) AND (failing_since IS NOT NULL OR $9 <> 'succeeded')
-         RETURNING failing_since
+         UPDATE notification_endpoints e
+         SET failing_since = CASE WHEN st.failed_at IS NULL THEN NULL WHEN st.succeeded_at IS NULL THEN COALESCE(e.failing_since, st.failed_at) ELSE st.failed_at END
+         FROM streak st WHERE e.id = st.endpoint_id AND (e.failing_since IS NOT NULL OR st.failed_at IS NOT NULL)
+         RETURNING e.id AS endpoint_id, e.failing_since
        )
-       SELECT (SELECT failing_since FROM e) AS failing_since`,
-      [a.endpointId, a.messageId, next.state, a.attempt, a.attemptedAt, next.nextAttemptAt, newId('nat'), a.type, a.status, a.responseStatus, a.error, a.durationMs, a.responseExcerpt],
+       SELECT endpoint_id, failing_since FROM e`,
+      [
+        column((x) => x.attempt.endpointId),
+        column((x) => x.attempt.messageId),
+        column((x) => x.next.state),
+        column((x) => x.attempt.attempt),
+        column((x) => x.attempt.attemptedAt),
+        column((x) => x.next.nextAttemptAt),
+        column(() => newId('nat')),
+        column((x) => x.attempt.type),
+        column((x) => x.attempt.status),
+        column((x) => x.attempt.responseStatus),
+        column((x) => x.attempt.error),
+        column((x) => x.attempt.durationMs),
+        column((x) => x.attempt.responseExcerpt),
+      ],
     );
-    return row?.failing_since ?? null;
+    return new Map(rows.filter((r) => r.failing_since !== null).map((r) => [r.endpoint_id, r.failing_since as Date]));
   }
 
   /** Failed deliveries to the endpoint of messages since `since` become pending again (a fresh schedule). */

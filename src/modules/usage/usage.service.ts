@@ -137,29 +137,48 @@ export class UsageService implements OnModuleInit {
     }
     if (keys.size === 0) return;
     const list = [...keys.values()];
-    // hand-written: on the ingestion path, the capped keys of the batch and their month's spend in one statement (a join across owners, keys and usage).
-    const rows: { workspace_id: string; key_id: string; agent_id: string; cap: string; spent: string }[] = await tx.manager.query(
-      `SELECT k.workspace_id, k.id AS key_id, k.agent_id, k.budget_micros_usd_month::text AS cap, COALESCE(sum(r.usd_micros), 0)::text AS spent
-       FROM unnest($1::text[], $2::text[]) AS b(workspace_id, key_id)
-       JOIN virtual_keys k ON k.workspace_id = b.workspace_id AND k.id = b.key_id AND k.budget_micros_usd_month > 0
-       JOIN usage_rollups r ON r.workspace_id = k.workspace_id AND r.dim = 'key' AND r.value = k.id AND r.bucket >= $3 AND r.bucket < $4
-       GROUP BY 1, 2, 3, 4`,
-      [list.map(([w]) => w), list.map(([, k]) => k), period.from, period.to],
-    );
     const from = formatTimeRequired(period.from);
+    // hand-written: on the ingestion path, one set-based statement per batch: the capped keys of the
+    // batch (nothing else is read when none is capped), their month's spend from the hourly rollups
+    // (one index range per workspace, not one per key: the index leads with the bucket, not the key),
+    // and the thresholds crossed whose message is not written yet (the emit's dedupe key still
+    // decides, so a concurrent batch emits nothing twice).
+    const rows: { workspace_id: string; key_id: string; agent_id: string; cap: string; spent: string; threshold: number }[] = await tx.manager.query(
+      `WITH capped AS MATERIALIZED (
+         SELECT k.workspace_id, k.id, k.agent_id, k.budget_micros_usd_month::numeric AS cap
+         FROM unnest($1::text[], $2::text[]) AS b(workspace_id, key_id)
+         JOIN virtual_keys k ON k.workspace_id = b.workspace_id AND k.id = b.key_id AND k.budget_micros_usd_month > 0
+       ), rollups AS (
+         SELECT r.workspace_id, r.value, sum(r.usd_micros) AS spent FROM usage_rollups r
+         WHERE r.workspace_id = ANY(ARRAY(SELECT DISTINCT workspace_id FROM capped)) AND r.dim = 'key' AND r.bucket >= $3 AND r.bucket < $4
+           AND r.value = ANY(ARRAY(SELECT id FROM capped))
+         GROUP BY 1, 2
+       ), spend AS (
+         SELECT c.workspace_id, c.id, c.agent_id, c.cap, COALESCE(r.spent, 0) AS spent
+         FROM capped c LEFT JOIN rollups r ON r.workspace_id = c.workspace_id AND r.value = c.id
+       )
+       SELECT s.workspace_id, s.id AS key_id, s.agent_id, s.cap::text AS cap, s.spent::text AS spent, t.threshold
+       FROM spend s CROSS JOIN unnest($5::int[]) AS t(threshold)
+       WHERE s.spent * 100 >= s.cap * t.threshold
+         AND NOT EXISTS (SELECT 1 FROM notification_messages m WHERE m.workspace_id = s.workspace_id AND m.dedupe_key = 'budget:' || s.id || ':' || t.threshold || ':' || $6)
+       ORDER BY s.workspace_id, s.id, t.threshold`,
+      [list.map(([w]) => w), list.map(([, k]) => k), period.from, period.to, BUDGET_THRESHOLDS, from],
+    );
     for (const row of rows) {
-      const cap = BigInt(row.cap);
-      const spent = BigInt(row.spent);
-      for (const threshold of BUDGET_THRESHOLDS) {
-        if (spent * 100n < cap * BigInt(threshold)) continue;
-        await this.outbox.emit(
-          tx,
-          row.workspace_id,
-          'budget.threshold_crossed',
-          { key_id: row.key_id, agent_id: row.agent_id, threshold_percent: threshold, cap_usd_micros: cap, spent_usd_micros: spent, period: { from, to: formatTimeRequired(period.to) } },
-          { dedupeKey: `budget:${row.key_id}:${threshold}:${from}` },
-        );
-      }
+      await this.outbox.emit(
+        tx,
+        row.workspace_id,
+        'budget.threshold_crossed',
+        {
+          key_id: row.key_id,
+          agent_id: row.agent_id,
+          threshold_percent: row.threshold,
+          cap_usd_micros: BigInt(row.cap),
+          spent_usd_micros: BigInt(row.spent),
+          period: { from, to: formatTimeRequired(period.to) },
+        },
+        { dedupeKey: `budget:${row.key_id}:${row.threshold}:${from}` },
+      );
     }
   }
 
