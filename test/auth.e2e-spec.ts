@@ -212,10 +212,12 @@ describe('JWKS caching', () => {
     const t = await startTestApp({ IDENTITY_ISSUER: url });
     try {
       const issuer = await IdentityIssuer.start();
+      // Only the reads made during the burst count: the poll ran before it, at its own pace, while the app started.
+      const readsBefore = requests;
       const started = Date.now();
       const results = await Promise.all(Array.from({ length: 40 }, async () => (await t.http().get('/api/v1/me').set(bearer({ token: await issuer.token({ issuer: url }) }))).status));
       expect(results.every((status) => status === 401)).toBe(true);
-      expect(requests).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / JWKS_POLL_MS) + 2);
+      expect(requests - readsBefore).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / JWKS_POLL_MS) + 2);
       await issuer.stop();
     } finally {
       await t.close();
