@@ -1,4 +1,6 @@
-// Two projects: unit specs beside the code, e2e suites under test/ (each on its own database).
+// Three tiers: unit specs (beside the code, and test/**/*.spec.ts for checks over the source tree),
+// repository specs (test/<module>/*.db-spec.ts: each repository against real PostgreSQL), and e2e
+// suites (test/<module>/*.e2e-spec.ts, each on its own database).
 // ts-jest transpiles only (no type check here: `npm run check` does that once for the tree).
 const tsJest = ['ts-jest', { isolatedModules: true, diagnostics: false }];
 // content-disposition (under @fastify/static, which Swagger UI needs on Fastify) ships ESM only.
@@ -14,7 +16,8 @@ module.exports = {
   testTimeout: 60000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
-    { ...common, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    { ...common, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'] },
+    { ...common, displayName: 'db', rootDir: __dirname, testMatch: ['<rootDir>/test/**/*.db-spec.ts'] },
     {
       ...common,
       displayName: 'e2e',

@@ -27,13 +27,14 @@ import { newId } from 'src/common/ids/ids';
 import { loadConfig } from 'src/config/config';
 import { dataSourceOptions } from 'src/database/data-source';
 import { runMigrations } from 'src/database/migrate';
-import { formatChainTime, linkHash } from 'src/modules/audit/audit-chain';
+import { formatChainTime, linkHash } from 'src/common/crypto/audit-chain';
 import { AuditEntry, AuditService } from 'src/modules/audit/audit.service';
 import { MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail } from 'src/modules/audit/audit-vocabulary';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { startBenchApp } from 'bench/in-process-app';
 import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
 import { median } from 'bench/stats';
+import { ENTITIES } from 'src/entities';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
@@ -161,7 +162,7 @@ async function exportAndVerify(): Promise<string[]> {
   const base = `http://127.0.0.1:${port}`;
   const env = { PATH: process.env.PATH, NODE_PATH: ROOT, DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: `bencha${port}`, DEV_IDENTITY: '1', PUBLIC_URL: base, IDENTITY_ISSUER: `${base}/dev-identity`, LOG_LEVEL: 'error', PORT: String(port), HOST: '127.0.0.1' };
   const server: ChildProcess = spawn(process.execPath, [`--max-old-space-size=${SERVER_HEAP_MB}`, '-r', require.resolve('ts-node/register/transpile-only'), join(ROOT, 'src/main.ts')], { cwd: ROOT, env, stdio: 'ignore' });
-  const db = new DataSource(dataSourceOptions(database.url, 2));
+  const db = new DataSource(dataSourceOptions(database.url, 2, { entities: ENTITIES }));
   await db.initialize();
   const dir = mkdtempSync(join(tmpdir(), 'bench-audit-'));
   try {

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { Pool } from 'pg';
 import { KeyDocumentRow, KeyRow, toKeyContext, toKeyDocument } from 'src/modules/keys/dto/key.document';
 import { BY_HASH, LIST } from 'src/modules/keys/keys.service';
-import { Env } from 'src/common/access/context';
+import { Env } from 'src/platform/access/context';
 
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
 const KEY = /^\/keys\/([0-9a-f]{64})$/;

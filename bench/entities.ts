@@ -16,6 +16,7 @@ import { User } from 'src/modules/identity/entities/user.entity';
 import { WorkerSessionProfile } from 'src/modules/workers/entities/worker-session-profile.entity';
 import { createSuiteDatabase } from 'test/support/database';
 import { median } from 'bench/stats';
+import { ENTITIES } from 'src/entities';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
@@ -41,7 +42,7 @@ async function rate(work: (i: number) => Promise<unknown>): Promise<number> {
 async function main(): Promise<void> {
   const db = await createSuiteDatabase();
   await runMigrations(db.url);
-  const dataSource = new DataSource(dataSourceOptions(db.url, CONCURRENCY));
+  const dataSource = new DataSource(dataSourceOptions(db.url, CONCURRENCY, { entities: ENTITIES }));
   await dataSource.initialize();
   try {
     await dataSource.query(`INSERT INTO users (id, issuer, subject, email) SELECT 'usr_' || i, 'https://issuer.test', 'sub-' || i, 'u' || i || '@example.test' FROM generate_series(1, $1) i`, [USERS]);

@@ -10,7 +10,7 @@ import 'reflect-metadata';
 import { Body, Controller, ExecutionContext, Get, Param, Post, Put, Query } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { Answers } from 'src/common/http/documented';
-import { InputTextGuard } from 'src/common/http/input-text.guard';
+import { InputTextGuard } from 'src/platform/http/input-text.guard';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20000);
 

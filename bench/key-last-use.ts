@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from 'src/database/data-source';
 import { runMigrations } from 'src/database/migrate';
+import { ENTITIES } from 'src/entities';
 import { ParsedEntry } from 'src/modules/streams/streams.service';
 import { UsageEntry, usageProjector } from 'src/modules/usage/usage.projector';
 import { createSuiteDatabase } from 'test/support/database';
@@ -29,7 +30,7 @@ const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 async function main(): Promise<void> {
   const database = await createSuiteDatabase();
   await runMigrations(database.url);
-  const ds = new DataSource(dataSourceOptions(database.url, 4));
+  const ds = new DataSource(dataSourceOptions(database.url, 4, { entities: ENTITIES }));
   await ds.initialize();
   try {
     const ws = `ws_${hex(12)}`;

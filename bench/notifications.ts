@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
-import { signServiceToken } from 'src/common/auth/service-token';
+import { signServiceToken } from 'src/platform/auth/service-token';
 import { loadConfig } from 'src/config/config';
 import { createApp } from 'src/bootstrap';
 import { inTransaction } from 'src/database/transaction';

@@ -47,8 +47,9 @@ import { KeysService } from 'src/modules/keys/keys.service';
 import { UsageService } from 'src/modules/usage/usage.service';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 import { ReceiptsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
-import { MetricsService } from 'src/common/metrics/metrics.service';
+import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { createSuiteDatabase, databaseExists, REDIS_URL } from 'test/support/database';
+import { ENTITIES } from 'src/entities';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const INGEST = Number(process.env.BENCH_INGEST ?? 100_000);
@@ -450,7 +451,7 @@ async function keepSeeded(name: string): Promise<void> {
   const kept = await createSuiteDatabase({ name });
   try {
     await runMigrations(kept.url);
-    const ds = await new DataSource(dataSourceOptions(kept.url, 2)).initialize();
+    const ds = await new DataSource(dataSourceOptions(kept.url, 2, { entities: ENTITIES })).initialize();
     const now = new Date();
     await seed(ds, now);
     await ds.query(`CREATE TABLE bench_seeded AS SELECT $1::timestamptz AS seeded_at, $2::bigint AS seed_rows`, [now, ROWS]);
@@ -474,7 +475,7 @@ async function main(): Promise<void> {
   let consumerDs: DataSource | null = null;
   try {
     await runMigrations(url);
-    ds = await new DataSource(dataSourceOptions(url, 10)).initialize();
+    ds = await new DataSource(dataSourceOptions(url, 10, { entities: ENTITIES })).initialize();
     let now = new Date();
     if (seeded) {
       const [meta] = await ds.query(`SELECT seeded_at, seed_rows::int AS rows FROM bench_seeded`);
@@ -518,7 +519,7 @@ async function main(): Promise<void> {
 
     // The consumer on the application's bounded pool (DATABASE_STATEMENT_TIMEOUT_MS ...), as in
     // production; BENCH_DATABASE_BOUNDS=0 measures it without (issue 28's before and after).
-    consumerDs = await new DataSource(dataSourceOptions(url, 10, process.env.BENCH_DATABASE_BOUNDS === '0' ? undefined : databaseBounds(config))).initialize();
+    consumerDs = await new DataSource(dataSourceOptions(url, 10, { entities: ENTITIES, bounds: process.env.BENCH_DATABASE_BOUNDS === '0' ? undefined : databaseBounds(config) })).initialize();
     const workspaces = new WorkspacesService(consumerDs, null as never, null as never, null as never, null as never, config);
     const streams = new StreamsService(consumerDs, redis, config, new MetricsService(config), workspaces);
     streams.register(receiptsProjector);

@@ -17,7 +17,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { signServiceToken } from 'src/common/auth/service-token';
+import { signServiceToken } from 'src/platform/auth/service-token';
 import { loadConfig } from 'src/config/config';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { createSuiteDatabase, REDIS_URL } from 'test/support/database';

@@ -1,14 +1,15 @@
 import { DynamicModule, Global, Inject, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { CommonModule } from 'src/common/common.module';
-import { SigningModule } from 'src/common/signing/signing.module';
+import { PlatformModule } from 'src/platform/platform.module';
+import { SigningModule } from 'src/platform/signing/signing.module';
 import { ExpressBodyMiddleware } from 'src/common/http/body';
 import { NO_STORE_ROUTES, NoStoreMiddleware } from 'src/common/http/no-store.middleware';
-import { AccessLogMiddleware } from 'src/common/logging/access-log.middleware';
+import { AccessLogMiddleware } from 'src/platform/logging/access-log.middleware';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { databaseBounds, dataSourceOptions } from 'src/database/data-source';
 import { RedisModule } from 'src/database/redis.module';
+import { TransactionsModule } from 'src/database/transactions';
 import { ApprovalsModule } from 'src/modules/approvals/approvals.module';
 import { AuditModule } from 'src/modules/audit/audit.module';
 import { CatalogModule } from 'src/modules/catalog/catalog.module';
@@ -30,6 +31,7 @@ import { UsageModule } from 'src/modules/usage/usage.module';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { WebhooksModule } from 'src/modules/webhooks/webhooks.module';
 import { NotificationsModule } from 'src/modules/notifications/notifications.module';
+import { ENTITIES } from 'src/entities';
 
 /** Every domain module; infrastructure first. */
 export const DOMAIN_MODULES = [SigningModule, HealthModule, IdentityModule, AuditModule, NotificationsModule, PublicationModule, WorkspacesModule, KeysModule, InternalModule, ApprovalsModule, WorkersModule, PolicyModule, StreamsModule, ReceiptsModule, UsageModule, GatewayModule, CatalogModule, ConnectionsModule, ModelProvidersModule, RoutingModule, WebhooksModule, DemoModule];
@@ -46,10 +48,11 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         { module: ConfigModule, providers: [{ provide: APP_CONFIG, useValue: config }], exports: [APP_CONFIG], global: true },
-        TypeOrmModule.forRoot(dataSourceOptions(config.databaseUrl, config.databasePoolSize, databaseBounds(config))),
+        TypeOrmModule.forRoot(dataSourceOptions(config.databaseUrl, config.databasePoolSize, { entities: ENTITIES, bounds: databaseBounds(config) })),
         ...(options.jobs === false ? [] : [ScheduleModule.forRoot()]),
         RedisModule,
-        CommonModule,
+        TransactionsModule,
+        PlatformModule,
         ...DOMAIN_MODULES,
       ],
     };

@@ -12,7 +12,7 @@ import { JsonLogger } from 'src/common/logging/json-logger';
 import { AppConfig } from 'src/config/config';
 import { startEmbeddedPostgres } from 'src/database/embedded';
 import { runMigrations } from 'src/database/migrate';
-import { setupOpenApi } from 'src/modules/openapi/openapi';
+import { setupOpenApi } from 'src/openapi/openapi';
 
 export interface Database {
   url: string;

@@ -1,15 +1,14 @@
 import { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from 'src/config/config';
 import { boundedPg, DatabaseBounds, READ_MARGIN_MS } from 'src/database/bounded-driver';
-import { ENTITIES } from 'src/database/entities';
 import { MIGRATIONS } from 'src/database/migrations';
 
 /**
- * The one TypeORM configuration: the schema comes from the migrations, never from synchronize.
+ * The one TypeORM configuration (`entities`: src/entities.ts, for whoever reads and writes through them): the schema comes from the migrations, never from synchronize.
  * With `bounds` (the application's pool), nothing waits on the server longer than they allow
  * (src/database/bounded-driver.ts); the migration runner and the benchmarks' own pools go without.
  */
-export function dataSourceOptions(url: string, poolSize: number, bounds?: DatabaseBounds): DataSourceOptions {
+export function dataSourceOptions(url: string, poolSize: number, { entities = [], bounds }: { entities?: DataSourceOptions['entities']; bounds?: DatabaseBounds } = {}): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -17,7 +16,7 @@ export function dataSourceOptions(url: string, poolSize: number, bounds?: Databa
     migrationsRun: false,
     migrations: MIGRATIONS,
     migrationsTableName: 'typeorm_migrations',
-    entities: ENTITIES,
+    entities,
     // Off: a failed statement would be logged with its parameters, which can hold digests and envelopes.
     logging: false,
     // A null or undefined in a find's where is dropped by default, widening the find to any row (a run

@@ -1,4 +1,4 @@
-import { Role } from 'src/common/access/actions';
+import { Role } from 'src/platform/access/actions';
 import { bearer, Operator, TestApp } from 'test/support/app';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { IncomingMessage, Server, ServerResponse } from 'node:http';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { Role } from 'src/common/access/actions';
+import { Role } from 'src/platform/access/actions';
 import { createApp } from 'src/bootstrap';
 import { AppConfig, loadConfig } from 'src/config/config';
 import { createSuiteDatabase, REDIS_URL } from 'test/support/database';

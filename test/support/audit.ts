@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { formatChainTime, GENESIS_HASH, linkHash } from 'src/modules/audit/audit-chain';
+import { formatChainTime, GENESIS_HASH, linkHash } from 'src/common/crypto/audit-chain';
 
 export interface RawAuditRow {
   workspaceId: string;

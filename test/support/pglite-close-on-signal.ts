@@ -1,5 +1,5 @@
 /**
- * Preloaded (`node -r`) into the embedded-mode server process of test/embedded.e2e-spec.ts: on
+ * Preloaded (`node -r`) into the embedded-mode server process of test/platform/embedded.e2e-spec.ts: on
  * SIGUSR2 the PGlite that src/database/embedded.ts created is closed under its running socket
  * server, as a failing embedded database goes away. Test support only.
  */

@@ -1,5 +1,5 @@
 import { JwtPayload, verify } from 'jsonwebtoken';
-import { serviceClaimsAccepted } from 'src/common/auth/service-token';
+import { serviceClaimsAccepted } from 'src/platform/auth/service-token';
 
 /** What a peer (the gateway, the orchestrator) checks on a service JWT control sent it: the same rules control applies to the gateway's. */
 export function verifyServiceToken(token: string, secret: string, issuer: string, audience: string): boolean {

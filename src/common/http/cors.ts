@@ -4,7 +4,7 @@ import { NO_STORE_PREFIX } from 'src/common/http/no-store.middleware';
 /** The origins a browser may call the operator API from (`CORS_ORIGINS`): a list, or any (`*`, and then no credentials). */
 export type CorsOrigins = readonly string[] | '*';
 
-/** The OpenAPI document (src/modules/openapi/openapi.ts serves it there). */
+/** The OpenAPI document (src/openapi/openapi.ts serves it there). */
 const OPENAPI_DOCUMENT = '/api/docs/openapi.json';
 const WELL_KNOWN = '/.well-known/';
 

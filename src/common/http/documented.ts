@@ -9,7 +9,7 @@ import { Schema } from 'src/common/http/document-schema';
 export const RETURNS_KEY = 'openapi:returns';
 export const ANSWERS_KEY = 'openapi:answers';
 
-/** The error body shapes of `components.schemas` (src/modules/openapi/openapi.ts). */
+/** The error body shapes of `components.schemas` (src/openapi/openapi.ts). */
 export type ErrorBody = 'Detail' | 'ValidationError' | 'ServiceError';
 
 export interface Answer {

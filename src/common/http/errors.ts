@@ -33,7 +33,7 @@ export const badRequest = (detail: string) => new ApiError(400, detail);
 export const queryError = (field: string, msg: string, type = 'value_error') => new FieldValidationError([{ loc: ['query', field], msg, type }]);
 export const bodyError = (loc: (string | number)[], msg: string, type = 'value_error') => new FieldValidationError([{ loc: ['body', ...loc], msg, type }]);
 
-/** PostgreSQL unavailable, on operator and internal routes (src/common/http/exception.filter.ts). */
+/** PostgreSQL unavailable, on operator and internal routes (src/platform/http/exception.filter.ts). */
 export const DATABASE_UNAVAILABLE = { error: { code: 'database_unavailable', message: 'database unavailable' } };
 
 /**

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { GENESIS_HASH, linkHash, StoredAuditRow, toChainedRow } from 'src/modules/audit/audit-chain';
+import { GENESIS_HASH, linkHash, StoredAuditRow, toChainedRow } from 'src/common/crypto/audit-chain';
 
 const BATCH = 1000;
 

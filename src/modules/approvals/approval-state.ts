@@ -1,4 +1,4 @@
-import { Role, roleGrants } from 'src/common/access/actions';
+import { Role, roleGrants } from 'src/platform/access/actions';
 import { ApiError } from 'src/common/http/errors';
 import { isEligible, SetRule } from 'src/modules/approvals/rules';
 

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { Action } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { APPROVAL_LIST_SCHEMA, APPROVAL_SCHEMA } from 'src/modules/approvals/approvals.responses';
 import { ApprovalsService } from 'src/modules/approvals/approvals.service';

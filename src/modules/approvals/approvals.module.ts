@@ -11,14 +11,11 @@ import { ApprovalsController } from 'src/modules/approvals/approvals.controller'
 import { ApprovalsService } from 'src/modules/approvals/approvals.service';
 import { InternalApprovalsController } from 'src/modules/approvals/internal-approvals.controller';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ApprovalPolicyRevision } from 'src/modules/approvals/entities/approval-policy-revision.entity';
-import { ApprovalPolicy } from 'src/modules/approvals/entities/approval-policy.entity';
-import { ApprovalVote } from 'src/modules/approvals/entities/approval-vote.entity';
-import { Approval } from 'src/modules/approvals/entities/approval.entity';
+import { APPROVALS_ENTITIES } from 'src/modules/approvals/entities';
 
 /** Approval policies, the approval inbox and votes, and the gateway's held-call routes. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ApprovalPolicyRevision, ApprovalPolicy, ApprovalVote, Approval]), AuditModule, KeysModule, NotificationsModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature(APPROVALS_ENTITIES), AuditModule, KeysModule, NotificationsModule, PublicationModule, WorkspacesModule],
   controllers: [ApprovalPoliciesController, ApprovalsController, InternalApprovalsController],
   providers: [ApprovalPoliciesService, ApprovalsService, ApprovalsJob],
 })

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess, WORKSPACE_NOT_FOUND } from 'src/common/access/workspace-access.service';
+import { WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess, WORKSPACE_NOT_FOUND } from 'src/platform/access/workspace-access.service';
 import { ApiError, queryError } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';

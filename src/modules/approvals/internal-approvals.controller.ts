@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { Internal } from 'src/common/access/decorators';
+import { Internal } from 'src/platform/access/decorators';
 import { ApprovalsService } from 'src/modules/approvals/approvals.service';
 import { ExecutionReportBody, HeldCallBody } from 'src/modules/approvals/dto/approval.dto';
 import { Answers, Returns } from 'src/common/http/documented';

@@ -1,5 +1,5 @@
-import { Env } from 'src/common/access/context';
-import { Role } from 'src/common/access/actions';
+import { Env } from 'src/platform/access/context';
+import { Role } from 'src/platform/access/actions';
 import { FieldError } from 'src/common/http/errors';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';

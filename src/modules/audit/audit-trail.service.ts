@@ -4,8 +4,8 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { canonicalJson } from 'src/common/crypto/crypto';
 import { namedQuery } from 'src/database/named-query';
-import { ControlSigning } from 'src/common/signing/control-signing.service';
-import { GENESIS_HASH, StoredAuditRow, toChainedRow } from 'src/modules/audit/audit-chain';
+import { ControlSigning } from 'src/platform/signing/control-signing.service';
+import { GENESIS_HASH, StoredAuditRow, toChainedRow } from 'src/common/crypto/audit-chain';
 import { ChainVerifier, CheckpointPayload, ExportedRow, VerifySummary } from 'src/modules/audit/audit-verifier';
 
 /** Rows read per statement while streaming a trail: memory stays bounded whatever its length. */

@@ -1,5 +1,5 @@
 import { isEd25519Jwk, Jwks, verifyCompactJws } from 'src/common/signing/jws';
-import { ChainedRow, GENESIS_HASH, linkHash } from 'src/modules/audit/audit-chain';
+import { ChainedRow, GENESIS_HASH, linkHash } from 'src/common/crypto/audit-chain';
 import { isJsonObject } from 'src/common/json/json';
 import { isStorableText } from 'src/common/http/text';
 

@@ -1,7 +1,7 @@
 import { Controller, Get, Query, StreamableFile } from '@nestjs/common';
 import { Readable } from 'node:stream';
-import { Action } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { READ_MODEL_UNAVAILABLE } from 'src/common/http/document-schema';
 import { Answers, Returns, Streams } from 'src/common/http/documented';
 import { queryError } from 'src/common/http/errors';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { OperatorContext } from 'src/common/access/context';
+import { OperatorContext } from 'src/platform/access/context';
 import { newId } from 'src/common/ids/ids';
 import { assertConforms } from 'src/common/http/document-schema';
 import { queryError } from 'src/common/http/errors';
@@ -8,7 +8,7 @@ import { isStorableText } from 'src/common/http/text';
 import { CursorValue, decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
-import { canonicalParts, GENESIS_HASH, StoredAuditRow } from 'src/modules/audit/audit-chain';
+import { canonicalParts, GENESIS_HASH, StoredAuditRow } from 'src/common/crypto/audit-chain';
 import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail, STORED_ONLY_DETAIL_KEYS } from 'src/modules/audit/audit-vocabulary';
 
 export interface AuditEntry {

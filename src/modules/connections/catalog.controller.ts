@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { Action } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { CATALOG_INDEX_SCHEMA, CATALOG_ROW_SCHEMA } from 'src/modules/connections/catalog.responses';
 import { CatalogService, toCatalogCard, toCatalogRow } from 'src/modules/catalog/catalog.service';

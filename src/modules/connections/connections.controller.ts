@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Redirect, Req } from '@nestjs/common';
-import { Action, Public } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action, Public } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, OnlyRefuses, Returns } from 'src/common/http/documented';
 import { CONNECTION_ENVELOPE_SCHEMA, CONNECTION_LIST_SCHEMA, CONNECTION_SCHEMA } from 'src/modules/connections/connections.responses';
 import { ConnectionsService } from 'src/modules/connections/connections.service';

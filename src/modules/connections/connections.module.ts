@@ -18,9 +18,7 @@ import { SnapshotRegistry, SnapshotWorkspace } from 'src/modules/publication/sna
 import { OverviewRegistry } from 'src/modules/workspaces/overview.registry';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { CatalogSession } from 'src/modules/connections/entities/catalog-session.entity';
-import { Connection } from 'src/modules/connections/entities/connection.entity';
-import { OAuthState } from 'src/modules/connections/entities/oauth-state.entity';
+import { CONNECTIONS_ENTITIES } from 'src/modules/connections/entities';
 
 interface SnapshotRow {
   id: string;
@@ -38,7 +36,7 @@ interface SnapshotRow {
 }
 
 @Module({
-  imports: [TypeOrmModule.forFeature([CatalogSession, Connection, OAuthState]), AuditModule, CatalogModule, GatewayModule, NotificationsModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature(CONNECTIONS_ENTITIES), AuditModule, CatalogModule, GatewayModule, NotificationsModule, PublicationModule, WorkspacesModule],
   controllers: [ConnectionsController, OAuthController, CatalogController],
   providers: [ConnectionsService, ModelConnectionsService, OAuthService, RefreshJob, ExpiredGrantsJob],
   exports: [ConnectionsService, ModelConnectionsService],

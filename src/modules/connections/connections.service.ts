@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { roleGrants } from 'src/common/access/actions';
-import { WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { roleGrants } from 'src/platform/access/actions';
+import { WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { canonicalJson, sha256Hex, sha256Tagged } from 'src/common/crypto/crypto';
 import { ApiError } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { isRole, roleGrants } from 'src/common/access/actions';
-import { WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { isRole, roleGrants } from 'src/platform/access/actions';
+import { WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { sha256Hex } from 'src/common/crypto/crypto';
 import { ApiError } from 'src/common/http/errors';
 import { APP_CONFIG, AppConfig } from 'src/config/config';

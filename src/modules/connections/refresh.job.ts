@@ -8,7 +8,7 @@ import { inTransaction } from 'src/database/transaction';
 import { GatewayCallError, GatewayClient, RefreshedCredential } from 'src/modules/gateway/gateway.client';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
-import { MetricsService } from 'src/common/metrics/metrics.service';
+import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { errorFields } from 'src/common/logging/error-fields';
 
 /** A credential is refreshed once it expires within this window. */

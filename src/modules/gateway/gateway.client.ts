@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { signServiceToken } from 'src/common/auth/service-token';
+import { signServiceToken } from 'src/platform/auth/service-token';
 import { ServiceError } from 'src/common/http/errors';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 

@@ -1,7 +1,7 @@
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
-import { Public } from 'src/common/access/decorators';
+import { Public } from 'src/platform/access/decorators';
 import { Answers, Returns } from 'src/common/http/documented';
 import { HEALTH_SCHEMA, READINESS_FAILURE_SCHEMA, READINESS_SCHEMA } from 'src/modules/health/health.responses';
 import { ReadinessService } from 'src/modules/health/readiness.service';

@@ -1,5 +1,5 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import { Public } from 'src/common/access/decorators';
+import { Public } from 'src/platform/access/decorators';
 import { ApiError } from 'src/common/http/errors';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { DevIdentity } from 'src/modules/identity/dev-identity';

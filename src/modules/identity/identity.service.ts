@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { OperatorContext } from 'src/common/access/context';
-import { Identity, OperatorResolver } from 'src/common/auth/session.strategy';
+import { OperatorContext } from 'src/platform/access/context';
+import { Identity, OperatorResolver } from 'src/platform/auth/session.strategy';
 import { newId } from 'src/common/ids/ids';
 import { namedQuery } from 'src/database/named-query';
 

@@ -1,9 +1,9 @@
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { Internal } from 'src/common/access/decorators';
+import { Internal } from 'src/platform/access/decorators';
 import { Answers, Returns } from 'src/common/http/documented';
 import { ApiError, bodyError } from 'src/common/http/errors';
-import { ChecksOwnFormat } from 'src/common/http/input-text.guard';
+import { ChecksOwnFormat } from 'src/platform/http/input-text.guard';
 import { parseRfc3339 } from 'src/common/time/time';
 import { SnapshotAppliedDto } from 'src/modules/publication/dto/publication.dto';
 import { ROLLOUT_INSTANCE_SCHEMA } from 'src/modules/publication/publication.responses';

@@ -8,9 +8,7 @@ import { KeysJob } from 'src/modules/keys/keys.job';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { PendingRemovals } from 'src/modules/keys/pending-removals';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
-import { VirtualKeyRemoval } from 'src/modules/keys/entities/virtual-key-removal.entity';
-import { VirtualKeyUsage } from 'src/modules/keys/entities/virtual-key-usage.entity';
+import { KEYS_ENTITIES } from 'src/modules/keys/entities';
 
-@Module({ imports: [TypeOrmModule.forFeature([VirtualKey, VirtualKeyRemoval, VirtualKeyUsage]), AuditModule, NotificationsModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob, PendingRemovals], exports: [KeysService] })
+@Module({ imports: [TypeOrmModule.forFeature(KEYS_ENTITIES), AuditModule, NotificationsModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob, PendingRemovals], exports: [KeysService] })
 export class KeysModule {}

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
-import { Action } from 'src/common/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
+import { Action } from 'src/platform/access/decorators';
 import { Answers, Returns } from 'src/common/http/documented';
 import { CreateModelProviderDto } from 'src/modules/model-providers/dto/model-provider.dto';
 import { MODEL_CONNECTION_ENVELOPE_SCHEMA, MODEL_CONNECTION_LIST_SCHEMA, MODEL_CONNECTION_SCHEMA } from 'src/modules/model-providers/model-providers.responses';

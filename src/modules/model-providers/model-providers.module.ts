@@ -8,8 +8,8 @@ import { PricingController } from 'src/modules/model-providers/pricing.controlle
 import { PricingService } from 'src/modules/model-providers/pricing.service';
 import { PublicationModule } from 'src/modules/publication/publication.module';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Pricebook } from 'src/modules/model-providers/entities/pricebook.entity';
+import { MODEL_PROVIDERS_ENTITIES } from 'src/modules/model-providers/entities';
 
 /** Model-provider connections and the workspace pricebook. */
-@Module({ imports: [TypeOrmModule.forFeature([Pricebook]), AuditModule, ConnectionsModule, GatewayModule, PublicationModule], controllers: [ModelProvidersController, PricingController], providers: [ModelProvidersService, PricingService] })
+@Module({ imports: [TypeOrmModule.forFeature(MODEL_PROVIDERS_ENTITIES), AuditModule, ConnectionsModule, GatewayModule, PublicationModule], controllers: [ModelProvidersController, PricingController], providers: [ModelProvidersService, PricingService] })
 export class ModelProvidersModule {}

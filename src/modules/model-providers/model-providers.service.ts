@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
 import { badRequest, conflict } from 'src/common/http/errors';
 import { isUniqueViolation } from 'src/database/errors';

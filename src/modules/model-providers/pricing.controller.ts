@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Put } from '@nestjs/common';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
-import { Action } from 'src/common/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
+import { Action } from 'src/platform/access/decorators';
 import { Answers, Returns } from 'src/common/http/documented';
 import { PRICING_SCHEMA } from 'src/modules/model-providers/model-providers.responses';
 import { ReplacePricingDto } from 'src/modules/model-providers/dto/pricing.dto';

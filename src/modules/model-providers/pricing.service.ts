@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { FieldError, FieldValidationError } from 'src/common/http/errors';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { Price, PricingRow, toPricebookPart, toPricingDocument } from 'src/modules/model-providers/dto/pricing.document';

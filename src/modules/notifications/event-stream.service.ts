@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { queryError } from 'src/common/http/errors';
 import { EventHub, HubMessage } from 'src/modules/notifications/event-hub';
 import { EXPLICIT_ONLY, isEventPattern, matchesType } from 'src/modules/notifications/events';

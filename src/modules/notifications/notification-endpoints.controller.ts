@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { Action } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { AttemptsQuery, CreateEndpointDto, RecoverDto, RotateSecretDto, UpdateEndpointDto } from 'src/modules/notifications/dto/endpoint.dto';
 import { NotificationEndpointsService } from 'src/modules/notifications/notification-endpoints.service';

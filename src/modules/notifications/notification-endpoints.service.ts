@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { ApiError, bodyError, queryError } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { Action } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns, Streams } from 'src/common/http/documented';
 import { EventsQuery, MessagesQuery, ResendDto } from 'src/modules/notifications/dto/endpoint.dto';
 import { EventStreamService } from 'src/modules/notifications/event-stream.service';

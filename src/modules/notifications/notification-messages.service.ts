@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { ApiError, queryError } from 'src/common/http/errors';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired, requestWindow } from 'src/common/time/time';

@@ -1,12 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { NOTIFICATIONS_ENTITIES } from 'src/modules/notifications/entities';
 import { AuditModule } from 'src/modules/audit/audit.module';
 import { DeliveryWaker } from 'src/modules/notifications/delivery-waker';
 import { DeliveryService } from 'src/modules/notifications/delivery.service';
-import { NotificationAttempt } from 'src/modules/notifications/entities/notification-attempt.entity';
-import { NotificationDelivery } from 'src/modules/notifications/entities/notification-delivery.entity';
-import { NotificationEndpoint } from 'src/modules/notifications/entities/notification-endpoint.entity';
-import { NotificationMessage } from 'src/modules/notifications/entities/notification-message.entity';
 import { EventHub } from 'src/modules/notifications/event-hub';
 import { EventStreamService } from 'src/modules/notifications/event-stream.service';
 import { NotificationEndpointsController } from 'src/modules/notifications/notification-endpoints.controller';
@@ -23,7 +20,7 @@ import { OutboxService } from 'src/modules/notifications/outbox.service';
  * transaction of their act (`OutboxService.emit`), signed webhook delivery, the event stream.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([NotificationEndpoint, NotificationMessage, NotificationDelivery, NotificationAttempt]), AuditModule],
+  imports: [TypeOrmModule.forFeature(NOTIFICATIONS_ENTITIES), AuditModule],
   controllers: [NotificationEndpointsController, NotificationMessagesController],
   providers: [
     NotificationEndpointsRepository,

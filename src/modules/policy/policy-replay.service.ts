@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceContext } from 'src/platform/access/context';
 import { bodyError, notFound } from 'src/common/http/errors';
 import { formatTimeRequired, requestWindow, TimeWindow } from 'src/common/time/time';
 import { SourcePositions } from 'src/modules/policy/diagnostics';

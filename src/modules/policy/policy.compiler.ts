@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { guardCedarCalls } from 'src/modules/policy/cedar-wasm';
 import { CompileResult, toCompileResult } from 'src/modules/policy/diagnostics';
 import GATEWAY_SCHEMA from 'src/modules/policy/gateway.cedarschema.json';
-import { MetricsService } from 'src/common/metrics/metrics.service';
+import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { inLanes } from 'src/common/async/lanes';
 import { DEFAULT_POLICY_COMPILE_TIMEOUT_MS } from 'src/config/config';
 

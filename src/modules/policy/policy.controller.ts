@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Put, Query, UseFilters } from '@nestjs/common';
-import { Action } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { ExplainPolicyDto, MAX_POLICY_BYTES, MAX_REPLAY_LIMIT, PolicyDiffQueryDto, PublishPolicyDto, ReplayPolicyDto, StoreDraftDto } from 'src/modules/policy/dto/policy.dto';
 import { PolicyRejectedFilter } from 'src/modules/policy/policy-rejected.filter';

@@ -3,18 +3,17 @@ import { Module } from '@nestjs/common';
 import { AuditModule } from 'src/modules/audit/audit.module';
 import { PublicationModule } from 'src/modules/publication/publication.module';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
-import { MetricsService } from 'src/common/metrics/metrics.service';
+import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { PolicyCompiler } from 'src/modules/policy/policy.compiler';
 import { PolicyController } from 'src/modules/policy/policy.controller';
 import { PolicyService } from 'src/modules/policy/policy.service';
 import { PolicyReplayService } from 'src/modules/policy/policy-replay.service';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { PolicyRevision } from 'src/modules/policy/entities/policy-revision.entity';
-import { Policy } from 'src/modules/policy/entities/policy.entity';
+import { POLICY_ENTITIES } from 'src/modules/policy/entities';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([PolicyRevision, Policy]), AuditModule, NotificationsModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature(POLICY_ENTITIES), AuditModule, NotificationsModule, PublicationModule, WorkspacesModule],
   controllers: [PolicyController],
   providers: [
     PolicyService,

@@ -1,8 +1,8 @@
 import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { Env, WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { Env, WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
 import { ApiError, conflict } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';

@@ -1,8 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { SnapshotContent } from 'src/modules/publication/entities/snapshot-content.entity';
-import { SnapshotInstance } from 'src/modules/publication/entities/snapshot-instance.entity';
-import { SnapshotVersion } from 'src/modules/publication/entities/snapshot-version.entity';
+import { PUBLICATION_ENTITIES } from 'src/modules/publication/entities';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { PublicationController } from 'src/modules/publication/publication.controller';
 import { PublicationJob } from 'src/modules/publication/publication.job';
@@ -11,7 +9,7 @@ import { SnapshotHistoryService } from 'src/modules/publication/snapshot-history
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([SnapshotContent, SnapshotVersion, SnapshotInstance])],
+  imports: [TypeOrmModule.forFeature(PUBLICATION_ENTITIES)],
   controllers: [PublicationController],
   providers: [HotPath, SnapshotRegistry, PublicationService, PublicationJob, SnapshotHistoryService],
   exports: [HotPath, SnapshotRegistry, PublicationService, SnapshotHistoryService],

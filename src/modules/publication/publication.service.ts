@@ -1,16 +1,16 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { Env } from 'src/common/access/context';
+import { Env } from 'src/platform/access/context';
 import { formatTimeRequired } from 'src/common/time/time';
 import { inTransaction, Tx } from 'src/database/transaction';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
-import { MetricsService } from 'src/common/metrics/metrics.service';
+import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { ApiError } from 'src/common/http/errors';
 import { settleAll } from 'src/database/settle-all';
 import { errorFields } from 'src/common/logging/error-fields';
 import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
-import { ControlSigning } from 'src/common/signing/control-signing.service';
+import { ControlSigning } from 'src/platform/signing/control-signing.service';
 import { snapshotDigest } from 'src/modules/publication/snapshot-integrity';
 
 export interface Publication {

@@ -3,7 +3,7 @@ import { Histogram } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { canonicalJson, sha256Hex } from 'src/common/crypto/crypto';
 import { ApiError, queryError } from 'src/common/http/errors';
-import { MetricsService } from 'src/common/metrics/metrics.service';
+import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTime, formatTimeRequired } from 'src/common/time/time';
 import { deleteAtMost } from 'src/database/delete-at-most';

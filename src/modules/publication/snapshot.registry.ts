@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Env } from 'src/common/access/context';
+import { Env } from 'src/platform/access/context';
 
 /**
  * Thrown by a contributor that cannot produce its part from committed state right now (compiler

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query, UseInterceptors } from '@nestjs/common';
-import { Action } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { ReceiptQueryDto, ReceiptsQueryDto, RevisionsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
 import { RECEIPT_DETAIL_SCHEMA, RECEIPT_LIST_SCHEMA, RECEIPT_REVISIONS_SCHEMA } from 'src/modules/receipts/receipts.responses';

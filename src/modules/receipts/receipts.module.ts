@@ -4,10 +4,8 @@ import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { ReceiptsController } from 'src/modules/receipts/receipts.controller';
 import { ReceiptsService } from 'src/modules/receipts/receipts.service';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ReceiptCounter } from 'src/modules/receipts/entities/receipt-counter.entity';
-import { ReceiptHead } from 'src/modules/receipts/entities/receipt-head.entity';
-import { ReceiptRevision } from 'src/modules/receipts/entities/receipt-revision.entity';
+import { RECEIPTS_ENTITIES } from 'src/modules/receipts/entities';
 
 /** Receipts read model: projected from `{prefix}:receipts`, listed and read by operators. */
-@Module({ imports: [TypeOrmModule.forFeature([ReceiptCounter, ReceiptHead, ReceiptRevision]), StreamsModule, WorkspacesModule], controllers: [ReceiptsController], providers: [ReceiptsService] })
+@Module({ imports: [TypeOrmModule.forFeature(RECEIPTS_ENTITIES), StreamsModule, WorkspacesModule], controllers: [ReceiptsController], providers: [ReceiptsService] })
 export class ReceiptsModule {}

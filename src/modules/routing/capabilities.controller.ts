@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
-import { Action } from 'src/common/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
+import { Action } from 'src/platform/access/decorators';
 import { Answers, Returns } from 'src/common/http/documented';
 import { CapabilitiesService } from 'src/modules/routing/capabilities.service';
 import { RouteDecisionsQuery } from 'src/modules/routing/dto/routing-query.dto';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceContext } from 'src/platform/access/context';
 import { badRequest, notFound } from 'src/common/http/errors';
 import { CatalogService } from 'src/modules/catalog/catalog.service';
 import { ConnectionsService } from 'src/modules/connections/connections.service';

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
-import { Action } from 'src/common/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
+import { Action } from 'src/platform/access/decorators';
 import { Answers, Returns } from 'src/common/http/documented';
 import { DeleteQualifierQuery, UpsertQualifierDto } from 'src/modules/routing/dto/qualifier.dto';
 import { QualifiersService } from 'src/modules/routing/qualifiers.service';

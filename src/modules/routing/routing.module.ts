@@ -8,11 +8,11 @@ import { CapabilitiesService } from 'src/modules/routing/capabilities.service';
 import { QualifiersController } from 'src/modules/routing/qualifiers.controller';
 import { QualifiersService } from 'src/modules/routing/qualifiers.service';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { RouteQualifier } from 'src/modules/routing/entities/route-qualifier.entity';
+import { ROUTING_ENTITIES } from 'src/modules/routing/entities';
 
 /** Route qualifiers (published in the snapshot) and the read-only capability, binding and route-decision views. */
 @Module({
-  imports: [TypeOrmModule.forFeature([RouteQualifier]), AuditModule, CatalogModule, ConnectionsModule, PublicationModule],
+  imports: [TypeOrmModule.forFeature(ROUTING_ENTITIES), AuditModule, CatalogModule, ConnectionsModule, PublicationModule],
   controllers: [QualifiersController, CapabilitiesController],
   providers: [QualifiersService, CapabilitiesService],
 })

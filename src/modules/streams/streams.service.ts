@@ -8,7 +8,7 @@ import { allowLongerStatements } from 'src/database/bounded-driver';
 import { createRedis, REDIS, Redis, redisConnected, REDIS_TIMEOUT_MS, redisDeadline, sendRaw } from 'src/database/redis.module';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
 import { RawEntry, ReadBudget } from 'src/modules/streams/read-budget';
-import { MetricsService } from 'src/common/metrics/metrics.service';
+import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { errorFields } from 'src/common/logging/error-fields';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 

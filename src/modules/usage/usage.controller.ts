@@ -1,6 +1,6 @@
 import { Controller, Get, Query, UseInterceptors } from '@nestjs/common';
-import { Action } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { READ_MODEL_UNAVAILABLE } from 'src/common/http/document-schema';
 import { Answers, Returns } from 'src/common/http/documented';
 import { requestWindow } from 'src/common/time/time';

@@ -5,11 +5,8 @@ import { StreamsModule } from 'src/modules/streams/streams.module';
 import { UsageController } from 'src/modules/usage/usage.controller';
 import { UsageService } from 'src/modules/usage/usage.service';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { UsageEvent } from 'src/modules/usage/entities/usage-event.entity';
-import { UsageGap } from 'src/modules/usage/entities/usage-gap.entity';
-import { UsageRollup } from 'src/modules/usage/entities/usage-rollup.entity';
-import { UsageMinuteRollup } from 'src/modules/usage/entities/usage-minute-rollup.entity';
+import { USAGE_ENTITIES } from 'src/modules/usage/entities';
 
 /** Usage read model: projected from `{prefix}:usage` into raw events, hourly and per-minute rollups. */
-@Module({ imports: [TypeOrmModule.forFeature([UsageEvent, UsageGap, UsageRollup, UsageMinuteRollup]), KeysModule, NotificationsModule, StreamsModule], controllers: [UsageController], providers: [UsageService] })
+@Module({ imports: [TypeOrmModule.forFeature(USAGE_ENTITIES), KeysModule, NotificationsModule, StreamsModule], controllers: [UsageController], providers: [UsageService] })
 export class UsageModule {}

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { Internal } from 'src/common/access/decorators';
+import { Internal } from 'src/platform/access/decorators';
 import { WebhookEvidenceDto } from 'src/modules/webhooks/dto/evidence.dto';
 import { WebhookEvidenceService } from 'src/modules/webhooks/webhook-evidence.service';
 import { Answers, Returns } from 'src/common/http/documented';

@@ -1,9 +1,9 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Put, Res } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { Action } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
-import { ChecksOwnFormat } from 'src/common/http/input-text.guard';
+import { ChecksOwnFormat } from 'src/platform/http/input-text.guard';
 import { WebhookSubscriptionsService } from 'src/modules/webhooks/webhook-subscriptions.service';
 import { SUBSCRIPTION_LIST_SCHEMA, SUBSCRIPTION_SCHEMA } from 'src/modules/webhooks/webhooks.responses';
 

@@ -10,12 +10,11 @@ import { WebhookSubscriptionsController } from 'src/modules/webhooks/webhook-sub
 import { WebhookSubscriptionsService } from 'src/modules/webhooks/webhook-subscriptions.service';
 import { WebhooksJob } from 'src/modules/webhooks/webhooks.job';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { WebhookEvidence } from 'src/modules/webhooks/entities/webhook-evidence.entity';
-import { WebhookSubscription } from 'src/modules/webhooks/entities/webhook-subscription.entity';
+import { WEBHOOKS_ENTITIES } from 'src/modules/webhooks/entities';
 
 /** Webhook subscriptions (published for the gateway's ingress) and signed webhook evidence. */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookEvidence, WebhookSubscription]), AuditModule, ConnectionsModule, GatewayModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature(WEBHOOKS_ENTITIES), AuditModule, ConnectionsModule, GatewayModule, PublicationModule, WorkspacesModule],
   controllers: [WebhookSubscriptionsController, InternalEvidenceController],
   providers: [WebhookSubscriptionsService, WebhookEvidenceService, WebhooksJob],
 })

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceContext } from 'src/platform/access/context';
 import { bodyError } from 'src/common/http/errors';
 import { screenFields } from 'src/modules/workers/credential-screen';
 import { DraftWorkerDto } from 'src/modules/workers/dto/workers.dto';

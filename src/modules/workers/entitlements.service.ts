@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceContext } from 'src/platform/access/context';
 import { formatTimeRequired } from 'src/common/time/time';
 import { capabilitiesFor } from 'src/modules/workers/workers.common';
 import { ENVIRONMENT_CLASSES, EnvironmentClass, Limit, Plan, planOf, PLANS, RUNNABLE_CLASSES } from 'src/modules/workers/workers.data';

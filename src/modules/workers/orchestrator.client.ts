@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { signServiceToken } from 'src/common/auth/service-token';
+import { signServiceToken } from 'src/platform/auth/service-token';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 
 export type HandOff = { ok: true; body: Record<string, unknown> } | { ok: false; failure: 'not_configured' | 'unreachable' | 'refused' };

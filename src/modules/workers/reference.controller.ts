@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { IsIn, IsOptional } from 'class-validator';
-import { Action, Authenticated } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action, Authenticated } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Returns } from 'src/common/http/documented';
 import { ReferenceService } from 'src/modules/workers/reference.service';
 import { TEMPLATE_CLASSES } from 'src/modules/workers/workers.data';

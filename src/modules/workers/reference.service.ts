@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { WorkspaceContext } from 'src/common/access/context';
+import { WorkspaceContext } from 'src/platform/access/context';
 import { formatTimeRequired } from 'src/common/time/time';
 import { pingRedis, REDIS, Redis, redisDeadline } from 'src/database/redis.module';
 import { KeysService } from 'src/modules/keys/keys.service';

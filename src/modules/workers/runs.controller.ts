@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { Action } from 'src/common/access/decorators';
-import { Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action } from 'src/platform/access/decorators';
+import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { PageQuery } from 'src/common/pagination/query';
 import { ControlLeaseDto, CreateSessionProfileDto, EstimateDto, ListRunsQuery, StartDemoRunDto, StartRunDto } from 'src/modules/workers/dto/runs.dto';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { ApiError } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';
 import { PageQuery } from 'src/common/pagination/query';

@@ -1,5 +1,5 @@
-import { FROZEN_ALLOWED, roleGrants, WorkspaceAction } from 'src/common/access/actions';
-import { WorkspaceContext } from 'src/common/access/context';
+import { FROZEN_ALLOWED, roleGrants, WorkspaceAction } from 'src/platform/access/actions';
+import { WorkspaceContext } from 'src/platform/access/context';
 import { ApiError } from 'src/common/http/errors';
 
 /**

@@ -17,17 +17,10 @@ import { WorkersService } from 'src/modules/workers/workers.service';
 import { WorkflowsController } from 'src/modules/workers/workflows.controller';
 import { WorkflowsService } from 'src/modules/workers/workflows.service';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { WorkerPlan } from 'src/modules/workers/entities/worker-plan.entity';
-import { WorkerRevision } from 'src/modules/workers/entities/worker-revision.entity';
-import { WorkerRunArtifact } from 'src/modules/workers/entities/worker-run-artifact.entity';
-import { WorkerRun } from 'src/modules/workers/entities/worker-run.entity';
-import { WorkerSessionProfile } from 'src/modules/workers/entities/worker-session-profile.entity';
-import { Worker } from 'src/modules/workers/entities/worker.entity';
-import { WorkflowRevision } from 'src/modules/workers/entities/workflow-revision.entity';
-import { Workflow } from 'src/modules/workers/entities/workflow.entity';
+import { WORKERS_ENTITIES } from 'src/modules/workers/entities';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([WorkerPlan, WorkerRevision, WorkerRunArtifact, WorkerRun, WorkerSessionProfile, Worker, WorkflowRevision, Workflow]), CatalogModule, ConnectionsModule, KeysModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature(WORKERS_ENTITIES), CatalogModule, ConnectionsModule, KeysModule, WorkspacesModule],
   controllers: [ReferenceController, WorkersController, WorkflowsController, RunsController],
   providers: [ReferenceService, WorkersService, DraftsService, WorkflowsService, RunsService, SessionProfilesService, EntitlementsService, PresetsService, OrchestratorClient],
 })

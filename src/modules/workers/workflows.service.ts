@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
 import { ApiError, FieldValidationError } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';

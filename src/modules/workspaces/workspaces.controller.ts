@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { Action, Authenticated } from 'src/common/access/decorators';
-import { Operator, OperatorContext, Workspace, WorkspaceContext } from 'src/common/access/context';
+import { Action, Authenticated } from 'src/platform/access/decorators';
+import { Operator, OperatorContext, Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { CreateWorkspaceDto, ListWorkspacesQuery, PutMemberDto } from 'src/modules/workspaces/dto/workspace.dto';
 import {

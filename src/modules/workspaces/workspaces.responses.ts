@@ -1,4 +1,4 @@
-import { ROLES } from 'src/common/access/actions';
+import { ROLES } from 'src/platform/access/actions';
 import { closedObject, Schema } from 'src/common/http/document-schema';
 
 const id: Schema = { type: 'string' };

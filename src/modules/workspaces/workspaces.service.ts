@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, Not } from 'typeorm';
-import { Role } from 'src/common/access/actions';
-import { Env, OperatorContext, WorkspaceContext } from 'src/common/access/context';
-import { WorkspaceAccess } from 'src/common/access/workspace-access.service';
+import { Role } from 'src/platform/access/actions';
+import { Env, OperatorContext, WorkspaceContext } from 'src/platform/access/context';
+import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { ApiError } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';
 import { APP_CONFIG, AppConfig } from 'src/config/config';

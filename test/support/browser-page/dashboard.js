@@ -1,4 +1,4 @@
-// The dashboard page of the browser test (test/browser.e2e-spec.ts): the published client's ESM
+// The dashboard page of the browser test (test/platform/browser.e2e-spec.ts): the published client's ESM
 // build, imported as a browser app would, calling the control plane from this page's origin.
 import { ControlError, createControlClient } from '/client/index.js';
 

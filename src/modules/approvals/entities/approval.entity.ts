@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { Env } from 'src/common/access/context';
+import type { Env } from 'src/platform/access/context';
 import type { ExecutionStatus } from 'src/modules/approvals/approval-state';
 import type { SetRule } from 'src/modules/approvals/rules';
 

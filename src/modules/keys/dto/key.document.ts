@@ -1,4 +1,4 @@
-import { Env } from 'src/common/access/context';
+import { Env } from 'src/platform/access/context';
 import { formatTime, formatTimeRequired } from 'src/common/time/time';
 
 export type KeyStatus = 'active' | 'revoked' | 'expired';

@@ -1,4 +1,4 @@
-import { Env } from 'src/common/access/context';
+import { Env } from 'src/platform/access/context';
 import { CatalogCapability, EffectKind } from 'src/modules/catalog/catalog.schema';
 import { CatalogBinding } from 'src/modules/catalog/catalog.service';
 

@@ -1,5 +1,5 @@
 import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import { ROLES, Role } from 'src/common/access/actions';
+import { ROLES, Role } from 'src/platform/access/actions';
 
 export class CreateWorkspaceDto {
   @IsString() @MinLength(1) @MaxLength(64) org_id: string;

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { Role } from 'src/common/access/actions';
+import type { Role } from 'src/platform/access/actions';
 
 /** `workspace_members`: A user's role in a workspace. */
 @Entity({ name: 'workspace_members' })

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { Env } from 'src/common/access/context';
+import type { Env } from 'src/platform/access/context';
 
 /** `workspaces`: A workspace, with its publication counters (`snapshot_version` requested, `published_version` held by the hot path). */
 @Entity({ name: 'workspaces' })

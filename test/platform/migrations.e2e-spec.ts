@@ -1,0 +1,103 @@
+import { Client } from 'pg';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { dataSourceOptions } from 'src/database/data-source';
+import { AuditChain1763769620000 } from 'src/database/migrations/1763769620000-audit-chain';
+import { GENESIS_HASH, linkHash, toChainedRow } from 'src/common/crypto/audit-chain';
+import { runMigrations } from 'src/database/migrate';
+import { MIGRATIONS } from 'src/database/migrations';
+import { createSuiteDatabase } from 'test/support/database';
+
+describe('migrations', () => {
+  it('apply every migration exactly once when several replicas start together', async () => {
+    const db = await createSuiteDatabase();
+    try {
+      const results = await Promise.all([runMigrations(db.url), runMigrations(db.url), runMigrations(db.url)]);
+      expect(results.map((r) => r.length).sort()).toEqual([0, 0, MIGRATIONS.length]);
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`SELECT count(*)::int AS n FROM typeorm_migrations`);
+        expect(rows[0].n).toBe(MIGRATIONS.length);
+      } finally {
+        await client.end();
+      }
+      expect(await runMigrations(db.url)).toEqual([]);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('leaves the tables every batch updates in place on half-full pages (HOT updates), also on a database migrated before the last of them', async () => {
+    const db = await createSuiteDatabase();
+    const fillfactors = async () => {
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query(
+          `SELECT relname, reloptions FROM pg_class WHERE relname IN ('usage_rollups', 'usage_minute_rollups', 'receipt_counters', 'virtual_key_usage') ORDER BY relname`,
+        );
+        return rows;
+      } finally {
+        await client.end();
+      }
+    };
+    // Migrated up to, not including, the one that set the last fillfactor (later migrations may follow it).
+    const hotUpdates = MIGRATIONS.findIndex((m) => m.name === 'KeyUsageHotUpdates1763769690000');
+    const before = new DataSource({ ...dataSourceOptions(db.url, 1), migrations: MIGRATIONS.slice(0, hotUpdates) } as DataSourceOptions);
+    await before.initialize();
+    try {
+      await before.runMigrations({ transaction: 'each' });
+    } finally {
+      await before.destroy();
+    }
+    try {
+      expect((await fillfactors()).find((r) => r.relname === 'virtual_key_usage').reloptions).toBeNull();
+      expect(await runMigrations(db.url)).toEqual(MIGRATIONS.slice(hotUpdates).map((m) => m.name));
+      expect(await fillfactors()).toEqual(
+        ['receipt_counters', 'usage_minute_rollups', 'usage_rollups', 'virtual_key_usage'].map((relname) => ({ relname, reloptions: ['fillfactor=50'] })),
+      );
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('chains the audit rows that exist before the audit chain, oldest first, per workspace', async () => {
+    const db = await createSuiteDatabase();
+    const before = new DataSource({ ...dataSourceOptions(db.url, 1), migrations: MIGRATIONS.filter((m) => m !== AuditChain1763769620000) } as DataSourceOptions);
+    await before.initialize();
+    try {
+      await before.runMigrations({ transaction: 'each' });
+      await before.query(`INSERT INTO organizations (id) VALUES ('org_m')`);
+      await before.query(`INSERT INTO workspaces (id, org_id, slug, env) VALUES ('ws_a', 'org_m', 'a', 'dev'), ('ws_b', 'org_m', 'b', 'dev')`);
+      await before.query(`
+        INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail, occurred_at) VALUES
+          ('aud_2', 'ws_a', NULL, NULL, 'key.mint', 'key_2', '{"agent_id": "x", "tools_mode": "all"}', '2026-01-01T00:00:02.5Z'),
+          ('aud_1', 'ws_a', 'usr_1', 'a@example.com', 'workspace.create', 'ws_a', '{"env": "dev"}', '2026-01-01T00:00:01Z'),
+          ('aud_3', 'ws_a', NULL, NULL, 'key.revoke', 'key_2', '{}', '2026-01-01T00:00:02.5Z'),
+          ('aud_9', 'ws_b', NULL, NULL, 'workspace.create', 'ws_b', '{}', '2026-01-01T00:00:00Z')`);
+    } finally {
+      await before.destroy();
+    }
+    try {
+      expect(await runMigrations(db.url)).toEqual(['AuditChain1763769620000']);
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`SELECT id, workspace_id, seq, actor_user_id, actor_email, action, target, detail, occurred_at, chain_hash FROM audit_events ORDER BY workspace_id, seq`);
+        expect(rows.map((r) => [r.id, r.seq])).toEqual([['aud_1', '1'], ['aud_2', '2'], ['aud_3', '3'], ['aud_9', '1']]);
+        let prev = GENESIS_HASH;
+        for (const row of rows.slice(0, 3)) {
+          prev = linkHash(prev, toChainedRow(row));
+          expect(row.chain_hash).toBe(prev);
+        }
+        expect(rows[3].chain_hash).toBe(linkHash(GENESIS_HASH, toChainedRow(rows[3])));
+        const heads = await client.query(`SELECT workspace_id, seq, chain_hash FROM audit_chain_heads ORDER BY workspace_id`);
+        expect(heads.rows).toEqual([{ workspace_id: 'ws_a', seq: '3', chain_hash: prev }, { workspace_id: 'ws_b', seq: '1', chain_hash: rows[3].chain_hash }]);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await db.drop();
+    }
+  });
+});
