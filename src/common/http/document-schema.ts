@@ -26,6 +26,16 @@ export interface Schema {
   format?: 'date-time' | 'uri';
 }
 
+/** The primitives the response documents are built from (one home; `*.responses.ts` import them). */
+export const id: Schema = { type: 'string' };
+export const text: Schema = { type: 'string' };
+export const nullableText: Schema = { type: ['string', 'null'] };
+export const count: Schema = { type: 'integer', minimum: 0 };
+export const timestamp: Schema = { type: 'string', format: 'date-time' };
+export const nullableTimestamp: Schema = { type: ['string', 'null'], format: 'date-time' };
+export const strings: Schema = { type: 'array', items: { type: 'string' } };
+export const env: Schema = { enum: ['dev', 'stage', 'prod'] };
+
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function typeOf(value: unknown): string {

@@ -1,15 +1,8 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, count, env, id, nullableText, nullableTimestamp, strings, timestamp } from 'src/common/http/document-schema';
 import { DECISION_STATUSES } from 'src/modules/approvals/dto/approval.dto';
 
-const id: Schema = { type: 'string' };
-const nullableString: Schema = { type: ['string', 'null'] };
-const timestamp: Schema = { type: 'string', format: 'date-time' };
-const nullableTime: Schema = { type: ['string', 'null'], format: 'date-time' };
-const count: Schema = { type: 'integer', minimum: 0 };
 const revision: Schema = { type: 'integer', minimum: 1 };
-const env: Schema = { enum: ['dev', 'stage', 'prod'] };
 const decision: Schema = { enum: ['approve', 'deny'] };
-const strings: Schema = { type: 'array', items: { type: 'string' } };
 
 /** One rule of an approval policy, stored normalized (core spec section 2). */
 const RULE_FIELDS: Record<string, Schema> = {
@@ -46,7 +39,7 @@ const APPROVAL_FIELDS: Record<string, Schema> = {
   workspace_id: id,
   key_id: id,
   request_id: id,
-  invocation_id: nullableString,
+  invocation_id: nullableText,
   tool: id,
   invocation_tool: id,
   connection_id: id,
@@ -59,14 +52,14 @@ const APPROVAL_FIELDS: Record<string, Schema> = {
   revision,
   created_at: timestamp,
   expires_at: timestamp,
-  decided_at: nullableTime,
-  executed_at: nullableTime,
+  decided_at: nullableTimestamp,
+  executed_at: nullableTimestamp,
   policy_snapshot: closedObject({
     policy_set_hash: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
     rules: { type: 'array', items: closedObject({ policy_id: id, revision_id: id, ...RULE_FIELDS }) },
   }),
   votes: { type: 'array', items: closedObject({ user_id: id, decision, reason: { type: 'string' }, created_at: timestamp }) },
-  result: closedObject({ receipt_id: nullableString, error_code: nullableString, digest: nullableString }),
+  result: closedObject({ receipt_id: nullableText, error_code: nullableText, digest: nullableText }),
   quorum_required: count,
   approvals_received: count,
 };
@@ -82,4 +75,4 @@ export const APPROVAL_SCHEMA: Schema = closedObject({
   current_user_vote: { oneOf: [closedObject({ decision, reason: { type: 'string' }, created_at: timestamp }), { type: 'null' }] },
 });
 
-export const APPROVAL_LIST_SCHEMA: Schema = closedObject({ approvals: { type: 'array', items: APPROVAL_SCHEMA }, next_cursor: nullableString });
+export const APPROVAL_LIST_SCHEMA: Schema = closedObject({ approvals: { type: 'array', items: APPROVAL_SCHEMA }, next_cursor: nullableText });

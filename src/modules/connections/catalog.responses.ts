@@ -1,9 +1,7 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, count, strings } from 'src/common/http/document-schema';
 import { AUTH_MODES, LANES } from 'src/modules/catalog/catalog.schema';
 import { CONNECTION_SCHEMA } from 'src/modules/connections/connections.responses';
 
-const strings: Schema = { type: 'array', items: { type: 'string' } };
-const count: Schema = { type: 'integer', minimum: 0 };
 const head: Record<string, Schema> = { schema_version: { const: 1 }, generated_at: { type: 'string', format: 'date-time' } };
 
 const ENTRY_FIELDS: Record<string, Schema> = {

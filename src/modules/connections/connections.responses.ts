@@ -1,9 +1,7 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, nullableTimestamp, timestamp } from 'src/common/http/document-schema';
 import { LANES } from 'src/modules/catalog/catalog.schema';
 import { PUBLICATION_SCHEMA } from 'src/modules/publication/publication.responses';
 
-const timestamp: Schema = { type: 'string', format: 'date-time' };
-const optionalTime: Schema = { type: ['string', 'null'], format: 'date-time' };
 const sessionId: Schema = { type: 'string', pattern: '^cxs_[a-f0-9]{32}$' };
 
 /** The operator connection projection (connections spec section 2): never the broker reference, target or auth profile. */
@@ -19,8 +17,8 @@ export const CONNECTION_SCHEMA: Schema = closedObject({
   custody: { type: 'string' },
   evidence_ceiling: { enum: ['gateway_observed', 'connector_attested', 'untrusted'] },
   last4: { type: ['string', 'null'] },
-  expires_at: optionalTime,
-  last_refreshed_at: optionalTime,
+  expires_at: nullableTimestamp,
+  last_refreshed_at: nullableTimestamp,
   refreshable: { type: 'boolean' },
   credential_revision: { type: 'integer', minimum: 0 },
   pending_catalog_session: { ...closedObject({ catalog_session_id: sessionId, expires_at: timestamp }), type: ['object', 'null'] },

@@ -1,9 +1,7 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, nullableTimestamp, strings } from 'src/common/http/document-schema';
 import { SCOPES } from 'src/modules/keys/dto/mint-key.dto';
 
-const patterns: Schema = { type: 'array', items: { type: 'string' } };
 const limit: Schema = { type: ['integer', 'null'], minimum: 0 };
-const optionalTime: Schema = { type: ['string', 'null'], format: 'date-time' };
 
 /** What a key document and the key context share (core spec section 2, Virtual key). */
 const KEY_FIELDS: Record<string, Schema> = {
@@ -11,16 +9,16 @@ const KEY_FIELDS: Record<string, Schema> = {
   prefix: { enum: ['ob_live', 'ob_test'] },
   status: { enum: ['active', 'revoked', 'expired'] },
   agent_id: { type: 'string' },
-  allowed_models: patterns,
-  allowed_tools: patterns,
+  allowed_models: strings,
+  allowed_tools: strings,
   tools_mode: { enum: ['full', 'progressive'] },
   budget_micros_usd_month: limit,
   rpm: limit,
   tpm: limit,
   scopes: { type: 'array', items: { enum: [...SCOPES] } },
   attributes: { type: 'object', description: 'Free-form, carried into the key context.' },
-  expires_at: optionalTime,
-  revoked_at: optionalTime,
+  expires_at: nullableTimestamp,
+  revoked_at: nullableTimestamp,
 };
 
 const PREVIOUS_SECRET: Schema = {
@@ -36,9 +34,9 @@ export const KEY_SCHEMA: Schema = closedObject({
   ...KEY_FIELDS,
   last4: { type: 'string' },
   created_at: { type: 'string', format: 'date-time' },
-  rotated_at: optionalTime,
+  rotated_at: nullableTimestamp,
   previous: PREVIOUS_SECRET,
-  last_used_at: { ...optionalTime, description: 'The latest `occurred_at` of the key\'s usage events; null before the first.' },
+  last_used_at: { ...nullableTimestamp, description: 'The latest `occurred_at` of the key\'s usage events; null before the first.' },
   idle: { type: 'boolean', description: 'No usage event for KEY_IDLE_DAYS (from creation for a key never used).' },
 });
 
@@ -59,5 +57,5 @@ export const KEY_CONTEXT_SCHEMA: Schema = closedObject({
   workspace_id: { type: 'string' },
   env: { enum: ['dev', 'stage', 'prod'] },
   ...KEY_FIELDS,
-  valid_until: { ...optionalTime, description: 'For a secret replaced by a rotation: when it stops being accepted; null for the current secret.' },
+  valid_until: { ...nullableTimestamp, description: 'For a secret replaced by a rotation: when it stops being accepted; null for the current secret.' },
 });

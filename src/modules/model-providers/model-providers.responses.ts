@@ -1,8 +1,7 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, count } from 'src/common/http/document-schema';
 import { PUBLICATION_SCHEMA } from 'src/modules/publication/publication.responses';
 import { PROVIDER_NAMES } from 'src/modules/model-providers/providers';
 
-const micros: Schema = { type: 'integer', minimum: 0 };
 
 /** The model-provider connection projection (connections spec section 2): never the key, the envelope or the auth profile. */
 export const MODEL_CONNECTION_SCHEMA: Schema = closedObject({
@@ -33,10 +32,10 @@ export const PRICING_SCHEMA: Schema = closedObject({
     type: 'array',
     items: closedObject({
       model: { type: 'string' },
-      input_micros_usd_per_mtok: micros,
-      output_micros_usd_per_mtok: micros,
-      cached_micros_usd_per_mtok: micros,
-      reasoning_micros_usd_per_mtok: micros,
+      input_micros_usd_per_mtok: count,
+      output_micros_usd_per_mtok: count,
+      cached_micros_usd_per_mtok: count,
+      reasoning_micros_usd_per_mtok: count,
     }),
   },
   updated_at: { type: ['string', 'null'], format: 'date-time' },

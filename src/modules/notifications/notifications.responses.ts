@@ -1,10 +1,6 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, id, nullableText, nullableTimestamp, timestamp } from 'src/common/http/document-schema';
 import { EVENT_TYPES } from 'src/modules/notifications/events';
 
-const id: Schema = { type: 'string' };
-const timestamp: Schema = { type: 'string', format: 'date-time' };
-const nullableTimestamp: Schema = { type: ['string', 'null'], format: 'date-time' };
-const cursor: Schema = { type: ['string', 'null'] };
 
 const ENDPOINT_PROPERTIES: Record<string, Schema> = {
   endpoint_id: { type: 'string', pattern: '^nep_' },
@@ -40,7 +36,7 @@ export const NOTIFICATION_ATTEMPT_SCHEMA: Schema = closedObject({
   response_excerpt: { type: 'string', maxLength: 1024 },
   attempted_at: timestamp,
 });
-export const NOTIFICATION_ATTEMPT_LIST_SCHEMA: Schema = closedObject({ attempts: { type: 'array', items: NOTIFICATION_ATTEMPT_SCHEMA }, next_cursor: cursor });
+export const NOTIFICATION_ATTEMPT_LIST_SCHEMA: Schema = closedObject({ attempts: { type: 'array', items: NOTIFICATION_ATTEMPT_SCHEMA }, next_cursor: nullableText });
 
 export const NOTIFICATION_MESSAGE_SCHEMA: Schema = closedObject({
   message_id: { type: 'string', pattern: '^msg_' },
@@ -58,7 +54,7 @@ export const NOTIFICATION_MESSAGE_SCHEMA: Schema = closedObject({
     }),
   },
 });
-export const NOTIFICATION_MESSAGE_LIST_SCHEMA: Schema = closedObject({ messages: { type: 'array', items: NOTIFICATION_MESSAGE_SCHEMA }, next_cursor: cursor });
+export const NOTIFICATION_MESSAGE_LIST_SCHEMA: Schema = closedObject({ messages: { type: 'array', items: NOTIFICATION_MESSAGE_SCHEMA }, next_cursor: nullableText });
 
 export const MESSAGE_ACCEPTED_SCHEMA: Schema = closedObject({ message_id: { type: 'string', pattern: '^msg_' } });
 export const REQUEUED_SCHEMA: Schema = closedObject({ requeued: { type: 'integer', minimum: 0 } });

@@ -1,9 +1,7 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, count, id, nullableText, timestamp } from 'src/common/http/document-schema';
 import { DIAGNOSTIC_CODES } from 'src/modules/policy/diagnostics';
 import { PUBLICATION_SCHEMA } from 'src/modules/publication/publication.responses';
 
-const id: Schema = { type: 'string' };
-const timestamp: Schema = { type: 'string', format: 'date-time' };
 const sha256: Schema = { type: 'string', pattern: '^sha256:[a-f0-9]{64}$' };
 const position: Schema = { type: 'integer', minimum: 1 };
 
@@ -47,9 +45,7 @@ export const POLICY_PUBLISH_SCHEMA: Schema = closedObject({
 });
 
 const decision: Schema = { enum: ['allow', 'deny'] };
-const count: Schema = { type: 'integer', minimum: 0 };
 const uid: Schema = closedObject({ type: { type: 'string' }, id: { type: 'string' } });
-const nullableString: Schema = { type: ['string', 'null'] };
 /** Most groups of flipped decisions a replay answers. */
 export const MAX_CHANGE_GROUPS = 200;
 const nullablePosition: Schema = { type: ['integer', 'null'], minimum: 1 };
@@ -77,9 +73,9 @@ export const POLICY_REPLAY_SCHEMA: Schema = closedObject({
       count: { type: 'integer', minimum: 1 },
       example: closedObject({
         receipt_id: id,
-        key_id: nullableString,
-        tool: nullableString,
-        model: nullableString,
+        key_id: nullableText,
+        tool: nullableText,
+        model: nullableText,
         recorded_decision: decision,
         replayed_decision: decision,
         determining_policies: { type: 'array', items: { type: 'string' } },
@@ -91,14 +87,14 @@ export const POLICY_REPLAY_SCHEMA: Schema = closedObject({
 /** The answer of POST /policy/explain. */
 export const POLICY_EXPLAIN_SCHEMA: Schema = closedObject({
   against: { enum: ['draft', 'published'] },
-  revision_id: nullableString,
+  revision_id: nullableText,
   draft_hash: sha256,
   decision,
   determining_policies: { type: 'array', items: closedObject({ id: { type: 'string' }, line: nullablePosition, column: nullablePosition }) },
   errors: { type: 'array', items: closedObject({ policy_id: { type: 'string' }, message: { type: 'string' }, line: nullablePosition, column: nullablePosition }) },
 });
 
-const diffSide: Schema = closedObject({ ref: { type: 'string' }, revision_id: nullableString, draft_hash: sha256 });
+const diffSide: Schema = closedObject({ ref: { type: 'string' }, revision_id: nullableText, draft_hash: sha256 });
 const statement: Schema = closedObject({ id: { type: 'string' }, text: { type: 'string' } });
 
 /** The answer of GET /policy/diff. */

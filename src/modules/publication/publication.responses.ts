@@ -1,4 +1,4 @@
-import { Schema } from 'src/common/http/document-schema';
+import { Schema, nullableTimestamp, timestamp } from 'src/common/http/document-schema';
 
 /** The `publication` object of the documents that report one (`toPublication`): `published_version` once a version has published. */
 export const PUBLICATION_SCHEMA: Schema = {
@@ -13,8 +13,6 @@ export const PUBLICATION_SCHEMA: Schema = {
 };
 
 const DIGEST: Schema = { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' };
-const TIMESTAMP: Schema = { type: 'string', format: 'date-time' };
-const NULLABLE_TIMESTAMP: Schema = { type: ['string', 'null'], format: 'date-time' };
 
 /** One gateway instance of the rollout view (and the answer to its applied report). */
 export const ROLLOUT_INSTANCE_SCHEMA: Schema = {
@@ -23,7 +21,7 @@ export const ROLLOUT_INSTANCE_SCHEMA: Schema = {
     instance_id: { type: 'string', maxLength: 128 },
     version: { type: 'integer', minimum: 1 },
     digest: DIGEST,
-    applied_at: TIMESTAMP,
+    applied_at: timestamp,
     state: { enum: ['current', 'behind', 'stale'] },
   },
   required: ['instance_id', 'version', 'digest', 'applied_at', 'state'],
@@ -38,10 +36,10 @@ export const ROLLOUT_SCHEMA: Schema = {
     snapshot_version: { type: 'integer', minimum: 1 },
     published_version: { type: 'integer', minimum: 0 },
     digest: { oneOf: [{ type: 'null' }, DIGEST] },
-    published_at: NULLABLE_TIMESTAMP,
+    published_at: nullableTimestamp,
     instances: { type: 'array', items: ROLLOUT_INSTANCE_SCHEMA },
     converged: { type: 'boolean' },
-    converged_at: NULLABLE_TIMESTAMP,
+    converged_at: nullableTimestamp,
   },
   required: ['workspace_id', 'snapshot_version', 'published_version', 'digest', 'published_at', 'instances', 'converged', 'converged_at'],
   additionalProperties: false,
@@ -56,7 +54,7 @@ export const VERSION_LIST_SCHEMA: Schema = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { version: { type: 'integer', minimum: 1 }, digest: DIGEST, size: { type: 'integer', minimum: 1 }, published_at: TIMESTAMP, cause: { type: ['string', 'null'] } },
+        properties: { version: { type: 'integer', minimum: 1 }, digest: DIGEST, size: { type: 'integer', minimum: 1 }, published_at: timestamp, cause: { type: ['string', 'null'] } },
         required: ['version', 'digest', 'size', 'published_at', 'cause'],
         additionalProperties: false,
       },

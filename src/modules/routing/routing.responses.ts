@@ -1,4 +1,4 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, count, nullableText } from 'src/common/http/document-schema';
 import { AUTH_MODES, EFFECT_KINDS, LANES } from 'src/modules/catalog/catalog.schema';
 import { PUBLICATION_SCHEMA } from 'src/modules/publication/publication.responses';
 import { DECISIONS, EVIDENCE_TRUST, INVOCATION_STATES } from 'src/modules/receipts/receipt-values';
@@ -8,8 +8,6 @@ import { AUTH_PREFERENCES, MAX_PREFERENCES, SOURCE_PREFERENCES, SURFACE_PREFEREN
 import { QUALIFIER_ID } from 'src/modules/routing/dto/qualifier.document';
 import { MAX_CAPABILITY_ID, MAX_TARGET_LENGTH, MAX_TARGETS } from 'src/modules/routing/qualifiers.service';
 
-const count: Schema = { type: 'integer', minimum: 0 };
-const text: Schema = { type: ['string', 'null'] };
 const qualifierId: Schema = { type: 'string', pattern: QUALIFIER_ID.source };
 const capabilityId: Schema = { type: 'string', pattern: '^cap\\.', maxLength: MAX_CAPABILITY_ID };
 const target: Schema = { type: 'string', maxLength: MAX_TARGET_LENGTH };
@@ -101,23 +99,23 @@ export const BINDINGS_SCHEMA: Schema = closedObject({ capability: CAPABILITY_SCH
 const DECISION_SCHEMA: Schema = closedObject({
   receipt_id: { type: 'string' },
   occurred_at: { type: 'string', format: 'date-time' },
-  capability: text,
-  selected: text,
-  binding_id: text,
-  reason: { ...text, description: '`best_score`, `only_candidate`, `pinned_by_policy`, `pinned_by_request`, `fallback_after_failure`' },
-  surface: text,
-  catalog_source: text,
-  evidence_floor: text,
-  evidence_ceiling: text,
+  capability: nullableText,
+  selected: nullableText,
+  binding_id: nullableText,
+  reason: { ...nullableText, description: '`best_score`, `only_candidate`, `pinned_by_policy`, `pinned_by_request`, `fallback_after_failure`' },
+  surface: nullableText,
+  catalog_source: nullableText,
+  evidence_floor: nullableText,
+  evidence_ceiling: nullableText,
   evidence_trust: { enum: [...EVIDENCE_TRUST] },
   state: { enum: [...INVOCATION_STATES] },
   decision: { enum: [...DECISIONS] },
   eligible_count: { type: ['integer', 'null'] },
   excluded_count: { type: 'integer', description: 'The recorded total, which may exceed the exclusions listed.' },
-  excluded: { type: 'array', items: closedObject({ target: text, binding_id: text, reason: text }), maxItems: MAX_EXCLUDED },
+  excluded: { type: 'array', items: closedObject({ target: nullableText, binding_id: nullableText, reason: nullableText }), maxItems: MAX_EXCLUDED },
   algorithm_version: { type: ['integer', 'string', 'null'] },
   snapshot_version: { type: ['integer', 'null'] },
 });
 
 /** Route decisions newest first; `next_before` is null on the last page. */
-export const ROUTE_DECISIONS_SCHEMA: Schema = closedObject({ decisions: { type: 'array', items: DECISION_SCHEMA }, next_before: text });
+export const ROUTE_DECISIONS_SCHEMA: Schema = closedObject({ decisions: { type: 'array', items: DECISION_SCHEMA }, next_before: nullableText });

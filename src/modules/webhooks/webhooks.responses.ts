@@ -1,13 +1,10 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, id, nullableText, timestamp } from 'src/common/http/document-schema';
 import { EVIDENCE_TRUST } from 'src/modules/receipts/receipt-values';
 import { PUBLICATION_SCHEMA } from 'src/modules/publication/publication.responses';
 import { MAX_RESULTS, RESULT_OUTCOMES, SUBSCRIPTION_ID } from 'src/modules/webhooks/dto/evidence.dto';
 import { MAX_SIGNING_KEYS, MAX_TOLERANCE_SECONDS } from 'src/modules/webhooks/dto/subscription.schema';
 import { SIGNATURE_PROFILE_NAMES } from 'src/modules/webhooks/signatures/signature-profiles';
 
-const id: Schema = { type: 'string' };
-const nullableString: Schema = { type: ['string', 'null'] };
-const timestamp: Schema = { type: 'string', format: 'date-time' };
 const keyVersion: Schema = { type: 'integer', minimum: 1 };
 const profile: Schema = { enum: [...SIGNATURE_PROFILE_NAMES] };
 const subscriptionId: Schema = { type: 'string', pattern: SUBSCRIPTION_ID.source };
@@ -21,7 +18,7 @@ export const SUBSCRIPTION_SCHEMA: Schema = closedObject({
   signature_profile: profile,
   trust: { enum: ['vendor_signed', 'broker_attested', null] },
   tolerance_seconds: { type: 'integer', minimum: 1, description: `At most ${MAX_TOLERANCE_SECONDS}.` },
-  notification_url: nullableString,
+  notification_url: nullableText,
   signing_keys: {
     type: 'array',
     minItems: 1,
@@ -45,8 +42,8 @@ export const EVIDENCE_SCHEMA: Schema = closedObject({
   subscription_id: subscriptionId,
   event_type: id,
   provider_event_id: id,
-  upstream_id: nullableString,
-  idempotency_key: nullableString,
+  upstream_id: nullableText,
+  idempotency_key: nullableText,
   trust: { enum: ['vendor_signed', 'broker_attested'] },
   signature_profile: profile,
   key_version: keyVersion,
@@ -58,5 +55,5 @@ export const EVIDENCE_SCHEMA: Schema = closedObject({
     items: closedObject({ name: id, outcome: { enum: [...RESULT_OUTCOMES] }, trust: { enum: [...EVIDENCE_TRUST] } }),
   },
   received_at: timestamp,
-  correlation: closedObject({ state: { enum: ['matched', 'unmatched', 'ambiguous'] }, receipt_id: nullableString, stage: nullableString }),
+  correlation: closedObject({ state: { enum: ['matched', 'unmatched', 'ambiguous'] }, receipt_id: nullableText, stage: nullableText }),
 });

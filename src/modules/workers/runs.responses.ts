@@ -1,21 +1,6 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, count, id, nullableText, nullableTimestamp, text, timestamp } from 'src/common/http/document-schema';
 import { RUN_STATES } from 'src/modules/workers/dto/runs.dto';
-import {
-  CAPABILITIES_SCHEMA,
-  count,
-  environmentClass,
-  environmentClasses,
-  id,
-  LIMIT_SCHEMA,
-  optionalText,
-  optionalTimestamp,
-  pageOf,
-  prefixed,
-  text,
-  timestamp,
-  version,
-  withCapabilities,
-} from 'src/modules/workers/workers.responses';
+import { CAPABILITIES_SCHEMA, environmentClass, environmentClasses, LIMIT_SCHEMA, pageOf, prefixed, version, withCapabilities } from 'src/modules/workers/workers.responses';
 
 const REFUSAL_FIELDS: Record<string, Schema> = {
   code: {
@@ -56,12 +41,12 @@ export const RUN_SCHEMA: Schema = closedObject({
   run_id: prefixed('run'),
   workspace_id: id,
   kind: { enum: ['run', 'demo'] },
-  worker_id: optionalText,
-  revision_id: optionalText,
-  template_id: optionalText,
+  worker_id: nullableText,
+  revision_id: nullableText,
+  template_id: nullableText,
   status: { enum: [...RUN_STATES] },
   environment_classes: environmentClasses,
-  session_profile_id: optionalText,
+  session_profile_id: nullableText,
   failure: {
     type: ['object', 'null'],
     description: 'The refusal a failed hand-off recorded; null otherwise.',
@@ -79,7 +64,7 @@ export const RUN_SCHEMA: Schema = closedObject({
   created_by: closedObject({ kind: { const: 'operator' }, id }),
   created_at: timestamp,
   updated_at: timestamp,
-  ended_at: optionalTimestamp,
+  ended_at: nullableTimestamp,
 });
 
 /** A run answer: starts, reads and controls. */
@@ -92,8 +77,8 @@ export const ESTIMATE_SCHEMA: Schema = closedObject({
   schema_version: version,
   workspace_id: id,
   kind: { enum: ['run', 'demo'] },
-  worker_id: optionalText,
-  template_id: optionalText,
+  worker_id: nullableText,
+  template_id: nullableText,
   environment_classes: environmentClasses,
   timeout_seconds: count,
   max_attempts: { type: 'integer', minimum: 1 },
@@ -126,11 +111,11 @@ export const SESSION_PROFILE_SCHEMA: Schema = closedObject({
   workspace_id: id,
   name: text,
   environment_class: environmentClass,
-  description: optionalText,
+  description: nullableText,
   status: { enum: ['active', 'revoked'] },
   created_by: closedObject({ kind: { const: 'operator' }, id }),
   created_at: timestamp,
-  revoked_at: optionalTimestamp,
+  revoked_at: nullableTimestamp,
 });
 
 export const SESSION_PROFILE_ANSWER_SCHEMA: Schema = withCapabilities('session_profile', SESSION_PROFILE_SCHEMA);

@@ -1,4 +1,4 @@
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, count, id, nullableText, nullableTimestamp, strings, text, timestamp } from 'src/common/http/document-schema';
 import {
   ACTION_CLASSES,
   ENVIRONMENT_CLASSES,
@@ -8,16 +8,9 @@ import {
   TEMPLATE_CLASSES,
 } from 'src/modules/workers/workers.data';
 
-export const id: Schema = { type: 'string' };
-export const text: Schema = { type: 'string' };
-export const optionalText: Schema = { type: ['string', 'null'] };
-export const count: Schema = { type: 'integer', minimum: 0 };
-export const timestamp: Schema = { type: 'string', format: 'date-time' };
-export const optionalTimestamp: Schema = { type: ['string', 'null'], format: 'date-time' };
 export const version: Schema = { const: 1 };
 export const environmentClass: Schema = { enum: [...ENVIRONMENT_CLASSES] };
 export const environmentClasses: Schema = { type: 'array', items: environmentClass };
-export const strings: Schema = { type: 'array', items: text };
 const flag: Schema = { type: 'boolean' };
 const executionMode: Schema = { enum: [...EXECUTION_MODE_NAMES] };
 const preset: Schema = { enum: [...PRESET_NAMES] };
@@ -44,7 +37,7 @@ export const LIMIT_SCHEMA: Schema = {
 };
 
 /** The operator a definition was created by. */
-const createdBy = closedObject({ kind: { const: 'operator' }, id, display_name: optionalText });
+const createdBy = closedObject({ kind: { const: 'operator' }, id, display_name: nullableText });
 
 /** A page of `items` under `key`, with the next cursor and the capabilities block. */
 export const pageOf = (key: string, items: Schema): Schema =>
@@ -74,7 +67,7 @@ export const TEMPLATES_SCHEMA: Schema = closedObject({
       }),
       availability: closedObject({
         status: { enum: ['available', 'gated'] },
-        reason: optionalText,
+        reason: nullableText,
         gated_by_environment_classes: environmentClasses,
       }),
     }),
@@ -84,7 +77,7 @@ export const TEMPLATES_SCHEMA: Schema = closedObject({
 const CLASS_AVAILABILITY = {
   environment_class: environmentClass,
   status: { enum: ['available', 'not_in_plan', 'not_runnable'] },
-  reason: optionalText,
+  reason: nullableText,
   runnable: flag,
   permitted_by_plan: flag,
 };
@@ -237,7 +230,7 @@ export const DRAFT_SCHEMA: Schema = closedObject({
     slug: text,
     display_name: text,
     description: text,
-    template_id: optionalText,
+    template_id: nullableText,
     environment_classes: environmentClasses,
     instructions: text,
     execution_mode: executionMode,
@@ -266,7 +259,7 @@ export const CREATED_SCHEMA: Schema = closedObject({
 export const PATCHED_SCHEMA: Schema = closedObject({
   schema_version: version,
   resource_id: id,
-  before: closedObject({ draft_revision_id: optionalText, revision_number: { type: ['integer', 'null'], minimum: 1 } }),
+  before: closedObject({ draft_revision_id: nullableText, revision_number: { type: ['integer', 'null'], minimum: 1 } }),
   after: closedObject({ draft_revision_id: id, revision_number: { type: 'integer', minimum: 1 } }),
 });
 
@@ -276,7 +269,7 @@ const published = {
   revision_number: { type: 'integer', minimum: 1 },
   revision_digest: digest,
 };
-const publishedBefore = closedObject({ lifecycle, published_revision_id: optionalText });
+const publishedBefore = closedObject({ lifecycle, published_revision_id: nullableText });
 
 /** Publishing a Worker revision. */
 export const WORKER_PUBLISHED_SCHEMA: Schema = closedObject({
@@ -297,13 +290,13 @@ export const WORKER_SCHEMA: Schema = closedObject({
   env: { enum: ['dev', 'stage', 'prod'] },
   slug: text,
   display_name: text,
-  description: optionalText,
+  description: nullableText,
   agent_passport_id: text,
   lifecycle,
-  draft_revision_id: optionalText,
-  published_revision_id: optionalText,
+  draft_revision_id: nullableText,
+  published_revision_id: nullableText,
   latest_revision_number: { type: 'integer', minimum: 1 },
-  template_id: optionalText,
+  template_id: nullableText,
   created_by: createdBy,
   created_at: timestamp,
   updated_at: timestamp,
@@ -323,7 +316,7 @@ const REVISION_FIELDS: Record<string, Schema> = {
   allowed_capabilities: strings,
   ui_actions: strings,
   created_at: timestamp,
-  published_at: optionalTimestamp,
+  published_at: nullableTimestamp,
 };
 
 /** A Worker revision: the fixed fields plus the body fields that are set, flattened. */
@@ -358,10 +351,10 @@ export const WORKFLOW_SCHEMA: Schema = closedObject({
   workspace_id: id,
   slug: text,
   display_name: text,
-  description: optionalText,
+  description: nullableText,
   lifecycle,
-  draft_revision_id: optionalText,
-  published_revision_id: optionalText,
+  draft_revision_id: nullableText,
+  published_revision_id: nullableText,
   latest_revision_number: { type: 'integer', minimum: 1 },
   created_by: createdBy,
   created_at: timestamp,
@@ -392,7 +385,7 @@ export const WORKFLOW_REVISION_SCHEMA: Schema = closedObject({
   },
   permitted_trigger_types: { type: 'array', items: { enum: ['manual', 'schedule', 'webhook'] } },
   created_at: timestamp,
-  published_at: optionalTimestamp,
+  published_at: nullableTimestamp,
 });
 
 export const WORKFLOW_REVISIONS_SCHEMA: Schema = closedObject({

@@ -1,11 +1,7 @@
 import { ROLES } from 'src/platform/access/actions';
-import { closedObject, Schema } from 'src/common/http/document-schema';
+import { Schema, closedObject, count, env, id, timestamp } from 'src/common/http/document-schema';
 
-const id: Schema = { type: 'string' };
-const env: Schema = { enum: ['dev', 'stage', 'prod'] };
 const role: Schema = { enum: [...ROLES] };
-const count: Schema = { type: 'integer', minimum: 0 };
-const timestamp: Schema = { type: 'string', format: 'date-time' };
 const url: Schema = { type: 'string', format: 'uri' };
 
 /** A workspace (core spec section 2). */
