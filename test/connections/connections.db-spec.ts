@@ -40,7 +40,15 @@ describe('ConnectionsRepository', () => {
     const id = await repo.insert(manager(), tool('stripe'));
     expect(id).toMatch(/^conn_/);
     const row = await repo.find(ws.workspaceId, id);
-    expect(row).toMatchObject({ id, workspace_id: ws.workspaceId, kind: 'tool', status: 'pending', credential_revision: 0, credential_envelope: null, auth_profile: apiKey('stripe') });
+    expect(row).toMatchObject({
+      id,
+      workspace_id: ws.workspaceId,
+      kind: 'tool',
+      status: 'pending',
+      credential_revision: 0,
+      credential_envelope: null,
+      auth_profile: apiKey('stripe'),
+    });
     expect(await repo.find(ws.workspaceId, id, ['catalog_provider'])).toBeUndefined();
     expect(await repo.find('ws_other', id)).toBeUndefined();
   });
@@ -104,7 +112,13 @@ describe('ConnectionsRepository', () => {
       authProfile: { type: 'federated', provider: 'broker_a', upstream_id: 'gh', broker_connection_id: 'conn_broker' },
     });
     await db.dataSource.transaction(async (tx) => {
-      expect(await repo.toolShape(tx, ws.workspaceId, id)).toEqual({ custody: 'federated', source: 'broker_a', target: 'broker', profile_type: 'federated', broker_reference: 'conn_broker' });
+      expect(await repo.toolShape(tx, ws.workspaceId, id)).toEqual({
+        custody: 'federated',
+        source: 'broker_a',
+        target: 'broker',
+        profile_type: 'federated',
+        broker_reference: 'conn_broker',
+      });
       expect(await repo.toolShape(tx, ws.workspaceId, 'conn_missing')).toBeUndefined();
     });
     const native = await repo.insert(manager(), tool('stripe'));
@@ -145,7 +159,14 @@ describe('ConnectionsRepository', () => {
     const before = await raw(id);
     expect(await repo.activateCredential(manager(), ws.workspaceId, id, { ...key, grantCleared: false })).toBe(1);
     let after = await raw(id);
-    expect(after).toMatchObject({ status: 'active', credential_envelope: 'env-1', key_id: 'kid-1', last4: 'abcd', credential_scheme: 'api_key', credential_revision: 1 });
+    expect(after).toMatchObject({
+      status: 'active',
+      credential_envelope: 'env-1',
+      key_id: 'kid-1',
+      last4: 'abcd',
+      credential_scheme: 'api_key',
+      credential_revision: 1,
+    });
     expect(after).toMatchObject({ refresh_envelope: 'r', refresh_failure: 'invalid_grant' });
     expect(after.updated_at.getTime()).toBeGreaterThanOrEqual(before.updated_at.getTime());
     await repo.activateCredential(manager(), ws.workspaceId, id, key);
@@ -160,7 +181,15 @@ describe('ConnectionsRepository', () => {
     const expiresAt = '2031-01-02T03:04:05.678Z';
     await repo.activateCredential(manager(), ws.workspaceId, id, { kind: 'oauth', envelope: 'acc', refreshEnvelope: 'ref', expiresAt, last4: null });
     const row = await raw(id);
-    expect(row).toMatchObject({ status: 'active', credential_envelope: 'acc', refresh_envelope: 'ref', key_id: null, credential_scheme: 'bearer', last4: null, credential_revision: 1 });
+    expect(row).toMatchObject({
+      status: 'active',
+      credential_envelope: 'acc',
+      refresh_envelope: 'ref',
+      key_id: null,
+      credential_scheme: 'bearer',
+      last4: null,
+      credential_revision: 1,
+    });
     expect(row).toMatchObject({ refresh_attempts: 0, refresh_not_before: null, refresh_failure: null });
     expect(row.expires_at.toISOString()).toBe(expiresAt);
   });
@@ -173,7 +202,14 @@ describe('ConnectionsRepository', () => {
     expect(await repo.activateCredential(manager(), ws.workspaceId, id, { ...grant, revision: 0 })).toBe(0);
     expect(await repo.activateCredential(manager(), ws.workspaceId, id, grant)).toBe(1);
     const row = await raw(id);
-    expect(row).toMatchObject({ credential_envelope: 'acc-2', refresh_envelope: 'ref', credential_revision: 1, last4: 'wxyz', refresh_attempts: 0, refresh_lease_until: null });
+    expect(row).toMatchObject({
+      credential_envelope: 'acc-2',
+      refresh_envelope: 'ref',
+      credential_revision: 1,
+      last4: 'wxyz',
+      refresh_attempts: 0,
+      refresh_lease_until: null,
+    });
     expect(row.last_refreshed_at).toBeInstanceOf(Date);
     await repo.activateCredential(manager(), ws.workspaceId, id, { ...grant, refreshEnvelope: 'ref-2' });
     expect((await raw(id)).refresh_envelope).toBe('ref-2');
@@ -184,7 +220,14 @@ describe('ConnectionsRepository', () => {
   it('retargets, re-profiles (updated_at untouched), reopens, purges and deletes', async () => {
     const id = await repo.insert(manager(), tool('github'));
     const federated: AuthProfile = { type: 'federated', provider: 'broker_a', upstream_id: 'gh', broker_connection_id: 'conn_b' };
-    await repo.retarget(manager(), ws.workspaceId, id, { source: 'broker_a', custody: 'federated', target: 'broker', authProfile: federated, authProfileDigest: 'd1', clientSecretEnvelope: null });
+    await repo.retarget(manager(), ws.workspaceId, id, {
+      source: 'broker_a',
+      custody: 'federated',
+      target: 'broker',
+      authProfile: federated,
+      authProfileDigest: 'd1',
+      clientSecretEnvelope: null,
+    });
     expect(await raw(id)).toMatchObject({ source: 'broker_a', custody: 'federated', target: 'broker', auth_profile: federated, auth_profile_digest: 'd1' });
     const stamped = (await raw(id)).updated_at;
     await repo.setProfile(manager(), ws.workspaceId, id, { ...federated, broker_connection_id: 'conn_c' }, 'd2');
@@ -192,7 +235,13 @@ describe('ConnectionsRepository', () => {
 
     await repo.activateCredential(manager(), ws.workspaceId, id, key);
     await repo.reopen(manager(), ws.workspaceId, id, 5, 'secret-env');
-    expect(await raw(id)).toMatchObject({ status: 'pending', credential_revision: 5, client_secret_envelope: 'secret-env', refresh_attempts: 0, refresh_not_before: null });
+    expect(await raw(id)).toMatchObject({
+      status: 'pending',
+      credential_revision: 5,
+      client_secret_envelope: 'secret-env',
+      refresh_attempts: 0,
+      refresh_not_before: null,
+    });
 
     await repo.purge(manager(), ws.workspaceId, id);
     expect(await raw(id)).toMatchObject({

@@ -36,7 +36,13 @@ describe('CredentialRefreshRepository', () => {
       createdBy: ws.userId,
     });
     const expiresAt = new Date(Date.now() + inS * 1000).toISOString();
-    await connections.activateCredential(db.dataSource.manager, ws.workspaceId, id, { kind: 'oauth', envelope: 'e', refreshEnvelope: 'r', expiresAt, last4: null });
+    await connections.activateCredential(db.dataSource.manager, ws.workspaceId, id, {
+      kind: 'oauth',
+      envelope: 'e',
+      refreshEnvelope: 'r',
+      expiresAt,
+      last4: null,
+    });
     return id;
   };
 
@@ -45,7 +51,14 @@ describe('CredentialRefreshRepository', () => {
     const soon = await oauth('linear', 100);
     await oauth('notion', 3600);
     const claimed = await repo.claimRefreshes(600, 1, 120);
-    expect(claimed).toEqual([{ id: soon, workspace_id: ws.workspaceId, connector_slug: 'linear', refresh_envelope: 'r', credential_revision: 1, refresh_attempts: 0 }]);
+    expect(claimed).toEqual([{
+      id: soon,
+      workspace_id: ws.workspaceId,
+      connector_slug: 'linear',
+      refresh_envelope: 'r',
+      credential_revision: 1,
+      refresh_attempts: 0,
+    }]);
     expect((await raw(soon)).refresh_lease_until.getTime()).toBeGreaterThan(Date.now() + 100_000);
     expect((await repo.claimRefreshes(600, 10, 120)).map((r) => r.id)).toEqual([late]);
     expect(await repo.claimRefreshes(600, 10, 120)).toEqual([]);
@@ -76,7 +89,13 @@ describe('CredentialRefreshRepository', () => {
     const id = await oauth('github', 100);
     expect(await repo.refuseRefresh(db.dataSource.manager, ws.workspaceId, id, 0, 'invalid_grant')).toBe(0);
     expect(await repo.refuseRefresh(db.dataSource.manager, ws.workspaceId, id, 1, 'invalid_grant')).toBe(1);
-    expect(await raw(id)).toMatchObject({ status: 'pending', refresh_failure: 'invalid_grant', credential_envelope: 'e', refresh_envelope: 'r', refresh_lease_until: null });
+    expect(await raw(id)).toMatchObject({
+      status: 'pending',
+      refresh_failure: 'invalid_grant',
+      credential_envelope: 'e',
+      refresh_envelope: 'r',
+      refresh_lease_until: null,
+    });
     expect(await repo.refuseRefresh(db.dataSource.manager, ws.workspaceId, id, 1, 'invalid_grant')).toBe(0);
   });
 });

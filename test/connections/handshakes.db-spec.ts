@@ -60,7 +60,14 @@ describe('HandshakesRepository', () => {
     const [first, second] = await Promise.all([repo.redeemState('h1'), repo.redeemState('h1')]);
     const redeemed = first ?? second;
     expect([first, second].filter((r) => r !== undefined)).toHaveLength(1);
-    expect(redeemed).toEqual({ workspace_id: ws.workspaceId, connection_id: connectionId, user_id: ws.userId, code_verifier: 'verifier-h1', credential_revision: 3, expires_at: expiresAt });
+    expect(redeemed).toEqual({
+      workspace_id: ws.workspaceId,
+      connection_id: connectionId,
+      user_id: ws.userId,
+      code_verifier: 'verifier-h1',
+      credential_revision: 3,
+      expires_at: expiresAt,
+    });
     expect(await repo.redeemState('unknown')).toBeUndefined();
   });
 

@@ -73,7 +73,10 @@ export class ConnectionsRepository {
   /** The workspace's tool connections on any of `slugs`, oldest first. */
   async toolsOn(workspaceId: string, slugs: string[]): Promise<ConnectionRow[]> {
     if (slugs.length === 0) return [];
-    const rows = await this.dataSource.manager.find(Connection, { where: { workspaceId, kind: 'tool', connectorSlug: In(slugs) }, order: { createdAt: 'ASC', id: 'ASC' } });
+    const rows = await this.dataSource.manager.find(Connection, {
+      where: { workspaceId, kind: 'tool', connectorSlug: In(slugs) },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
     return rows.map(toConnectionRow);
   }
 
@@ -121,7 +124,10 @@ export class ConnectionsRepository {
 
   /** The workspace's active account at a broker lane. */
   async activeBrokerId(manager: EntityManager, workspaceId: string, lane: string): Promise<string | undefined> {
-    const row = await manager.findOne(Connection, { select: { id: true }, where: { workspaceId, kind: 'catalog_provider', connectorSlug: lane, status: 'active' } });
+    const row = await manager.findOne(Connection, {
+      select: { id: true },
+      where: { workspaceId, kind: 'catalog_provider', connectorSlug: lane, status: 'active' },
+    });
     return row?.id;
   }
 
@@ -203,7 +209,15 @@ export class ConnectionsRepository {
     await manager.update(
       Connection,
       { id: connectionId, workspaceId },
-      { status: 'pending', credentialRevision: revision, clientSecretEnvelope, refreshFailure: null, refreshAttempts: 0, refreshNotBefore: null, updatedAt: NOW },
+      {
+        status: 'pending',
+        credentialRevision: revision,
+        clientSecretEnvelope,
+        refreshFailure: null,
+        refreshAttempts: 0,
+        refreshNotBefore: null,
+        updatedAt: NOW,
+      },
     );
   }
 

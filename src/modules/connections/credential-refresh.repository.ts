@@ -52,7 +52,8 @@ export class CredentialRefreshRepository {
   async deferRefresh(workspaceId: string, connectionId: string, revision: number, waitS: number): Promise<void> {
     // hand-written: the retry time is the database clock plus an interval (make_interval), as the claim compares it
     await this.dataSource.query(
-      `UPDATE connections SET refresh_attempts = refresh_attempts + 1, refresh_not_before = clock_timestamp() + make_interval(secs => $4), refresh_lease_until = NULL
+      `UPDATE connections SET refresh_attempts = refresh_attempts + 1, refresh_not_before = clock_timestamp() + make_interval(secs => $4),
+         refresh_lease_until = NULL
        WHERE id = $1 AND workspace_id = $2 AND credential_revision = $3`,
       [connectionId, workspaceId, revision, waitS],
     );

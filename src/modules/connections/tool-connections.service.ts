@@ -62,7 +62,12 @@ export class ToolConnectionsService {
       }
       const profile: AuthProfile = native
         ? nativeProfile(connector, clientId)
-        : { type: 'federated', provider: source.provider, upstream_id: source.upstream_id, broker_connection_id: await this.brokers.accountOf(tx, ws.id, source.provider as BrokerLane) };
+        : {
+            type: 'federated',
+            provider: source.provider,
+            upstream_id: source.upstream_id,
+            broker_connection_id: await this.brokers.accountOf(tx, ws.id, source.provider as BrokerLane),
+          };
       const id = shell?.id ?? newId('conn');
       const digest = sha256Tagged(canonicalJson(profile));
       const revision = shell?.credential_revision ?? 0;
@@ -70,7 +75,8 @@ export class ToolConnectionsService {
         body.client_secret === undefined ? null : (await this.sealing.seal(ws.id, id, digest, revision, 'oauth_client_secret', body.client_secret)).envelope;
       const target = native ? 'gateway' : 'broker';
       if (shell) {
-        await this.connections.retarget(tx.manager, ws.id, id, { source: source.provider, custody, target, authProfile: profile, authProfileDigest: digest, clientSecretEnvelope });
+        const set = { source: source.provider, custody, target, authProfile: profile, authProfileDigest: digest, clientSecretEnvelope };
+        await this.connections.retarget(tx.manager, ws.id, id, set);
         await this.handshakes.drop(tx, id);
       } else {
         await this.connections.insert(tx.manager, {
@@ -160,9 +166,8 @@ export class ToolConnectionsService {
   async purge(ctx: WorkspaceContext, connectionId: string) {
     await this.access.mutate(ctx, async (tx, ws) => {
       const row = await this.steps.lockRow(tx, ws.id, connectionId, ['tool', 'catalog_provider']);
-      const holds = [row.client_secret_envelope, row.credential_envelope, row.refresh_envelope, row.key_id, row.credential_scheme, row.last4, row.expires_at].some(
-        (v) => v !== null,
-      );
+      const traces = [row.client_secret_envelope, row.credential_envelope, row.refresh_envelope, row.key_id, row.credential_scheme, row.last4, row.expires_at];
+      const holds = traces.some((v) => v !== null);
       if (!holds && row.status === 'disabled') return;
       await this.connections.purge(tx.manager, ws.id, row.id);
       await this.handshakes.drop(tx, row.id);
@@ -217,7 +222,8 @@ export class ToolConnectionsService {
 function nativeProfile(connector: CatalogConnector, clientId: string | undefined): AuthProfile {
   const native = connector.native_profile!;
   if (native.type === 'api_key') return { type: 'api_key', connector_slug: connector.slug };
-  return { type: 'oauth2', connector_slug: connector.slug, authorize_url: native.authorize_url, token_url: native.token_url, scope: native.scope, client_id: clientId! };
+  const { authorize_url, token_url, scope } = native;
+  return { type: 'oauth2', connector_slug: connector.slug, authorize_url, token_url, scope, client_id: clientId! };
 }
 
 /** An https URL without credentials whose origin is one of the reviewed origins frozen on the session. */
