@@ -11,9 +11,12 @@
 import type { TestApp } from 'test/support/app';
 import { ConnectionsRepository } from 'src/modules/connections/connections.repository';
 
-/** Moves the expiry of OAuth states (of one connection, or every state) `ago` into the past on the database clock (`'1 second'`, `'25 hours'`). */
+/** Moves the expiry of OAuth states (of one connection, or every state) `ago` into the past, on the database clock (`'25 hours'`). */
 export async function expireOAuthStates(t: TestApp, ago: string, connectionId?: string): Promise<void> {
-  await t.db.query(`UPDATE oauth_states SET expires_at = clock_timestamp() - $1::interval WHERE $2::text IS NULL OR connection_id = $2`, [ago, connectionId ?? null]);
+  await t.db.query(`UPDATE oauth_states SET expires_at = clock_timestamp() - $1::interval WHERE $2::text IS NULL OR connection_id = $2`, [
+    ago,
+    connectionId ?? null,
+  ]);
 }
 
 /** Expires a catalog session a second ago: a session lives ten minutes, longer than a test waits. */
@@ -56,6 +59,7 @@ export async function activeModelConnection(t: TestApp, workspaceId: string, cre
     modelConfig: { model_pattern: `${provider}-*`, upstream_model: 'm', base_url: 'https://models.example/v1' },
     createdBy,
   });
-  await repository.activateCredential(t.db.manager, workspaceId, id, { kind: 'key', envelope: 'sealed', keyId: 'k', last4: 'abcd', scheme: 'bearer', grantCleared: false });
+  const sealed = { kind: 'key' as const, envelope: 'sealed', keyId: 'k', last4: 'abcd', scheme: 'bearer', grantCleared: false };
+  await repository.activateCredential(t.db.manager, workspaceId, id, sealed);
   return id;
 }

@@ -49,7 +49,7 @@ export class HandshakesRepository {
 
   /** The reviewed MCP origins of an unconsumed, unexpired session matching every given key; undefined when none does. */
   async openSessionOrigins(key: { id: string; workspaceId: string; connectionId: string; userId: string; provider: string }): Promise<string[] | undefined> {
-    // hand-written: expiry against the database clock (clock_timestamp()), as the session's own expires_at was written
+    // hand-written: expiry compared on the database clock (clock_timestamp()), not the replica's
     const [row]: { allowed_mcp_origins: string[] }[] = await this.dataSource.query(
       `SELECT allowed_mcp_origins FROM catalog_sessions WHERE id = $1 AND workspace_id = $2 AND connection_id = $3 AND user_id = $4 AND provider = $5
          AND consumed_at IS NULL AND expires_at > clock_timestamp()`,
@@ -63,7 +63,8 @@ export class HandshakesRepository {
    * connection's current lane, oldest first.
    */
   async pendingSessions(workspaceId: string, connectionIds: string[], userId: string): Promise<PendingSession[]> {
-    // hand-written: joins the connection (same module) to compare the session's provider with its current lane, against the database clock
+    // hand-written: joins the connection (same module) to compare the session's provider with its current lane,
+    // expiry on the database clock
     return this.dataSource.query(
       `SELECT s.id, s.connection_id, s.expires_at FROM catalog_sessions s JOIN connections c ON c.id = s.connection_id AND c.workspace_id = s.workspace_id
        WHERE s.workspace_id = $1 AND s.connection_id = ANY($2) AND s.user_id = $3 AND s.consumed_at IS NULL AND s.expires_at > clock_timestamp()
