@@ -1,5 +1,6 @@
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 describe('connector catalog', () => {
   let t: TestApp;
@@ -169,7 +170,7 @@ describe('connector catalog', () => {
       }
       const frozen = await t.signIn();
       const viewer = await t.member(frozen, 'viewer');
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [frozen.workspaceId]);
+      await t.app.get(WorkspacesService).setFlag(frozen.workspaceId, 'frozen', true);
       await catalog('?limit=1', viewer).expect(200);
       await t.http().get(`/api/v1/workspaces/${frozen.workspaceId}/catalog/github`).set(bearer(viewer)).expect(200);
     });

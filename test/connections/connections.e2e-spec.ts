@@ -2,6 +2,8 @@ import { decodeJwt } from 'jose';
 import { HotPath } from 'src/modules/publication/hot-path';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
+import { activeModelConnection, expireCatalogSession, leaveSnapshotUnpublished, reviveConnection } from 'test/support/factories';
 
 const SEAL = '/internal/v1/credentials/seal';
 const RESTRICTED = 'rk_live_restricted0123456789abcd';
@@ -303,7 +305,7 @@ describe('connections', () => {
         const theirs = (await list(other)).find((c: { connection_id: string }) => c.connection_id === res.body.connection.connection_id);
         expect(theirs.pending_catalog_session).toBeNull();
       }
-      await t.db.query(`UPDATE catalog_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [next.catalog_session_id]);
+      await expireCatalogSession(t, next.catalog_session_id);
       expect((await list(op)).find((c: { connection_id: string }) => c.connection_id === res.body.connection.connection_id).pending_catalog_session).toBeNull();
     });
 
@@ -337,8 +339,8 @@ describe('connections', () => {
       expect((await complete(good, stripe).expect(409)).body).toEqual({ detail: 'connection is not federated' });
       await post(op, `/connections/${id}/disable`).expect(200);
       expect((await complete(good).expect(409)).body).toEqual({ detail: 'connection is not pending' });
-      await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [op.workspaceId]);
-      await t.db.query(`UPDATE connections SET status = 'pending' WHERE id = $1`, [id]);
+      await leaveSnapshotUnpublished(t, op.workspaceId);
+      await reviveConnection(t, id);
       expect((await complete(good).expect(409)).body).toEqual({ detail: 'connection snapshot is not published' });
     });
 
@@ -359,11 +361,7 @@ describe('connections', () => {
       expect((await t.http().get(`${base(op)}/overview`).set(bearer(op)).expect(200)).body.connectors).toEqual({ total: 0, connections_active: 0 });
       const stripe = await activeStripe(op);
       await start(op, { slug: 'github', source: 'native', client_id: 'cid' }).expect(200);
-      await t.db.query(
-        `INSERT INTO connections (id, workspace_id, kind, connector_slug, source, custody, target, status, auth_profile, auth_profile_digest, model_config)
-         VALUES ('conn_model', $1, 'model', 'provider_a', 'native', 'obol', 'model_provider', 'active', '{}', 'x', '{}')`,
-        [op.workspaceId],
-      );
+      await activeModelConnection(t, op.workspaceId, op.userId);
       const connections = await list(op);
       expect(connections.map((c: { connector_slug: string }) => c.connector_slug)).toEqual(['stripe', 'github']);
       expect(connections[0].connection_id).toBe(stripe);
@@ -398,7 +396,7 @@ describe('connections', () => {
         expect((await call(stranger, method, path, body).expect(404)).body).toEqual({ detail: 'workspace not found' });
         for (const op of [viewer, developer]) expect((await call(op, method, path, body).expect(403)).body).toEqual({ detail: 'action not permitted' });
       }
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [owner.workspaceId]);
+      await t.app.get(WorkspacesService).setFlag(owner.workspaceId, 'frozen', true);
       for (const [method, path, body] of routes) expect((await call(owner, method, path, body).expect(409)).body).toEqual({ detail: 'workspace is frozen' });
       expect(await list(viewer)).toHaveLength(1);
       expect(await row(id)).toMatchObject({ status: 'pending' });

@@ -5,6 +5,8 @@ import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { REDIS_URL } from 'test/support/database';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
 import { TcpProxy } from 'test/support/tcp-proxy';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
+import { expireOAuthStates } from 'test/support/factories';
 
 const EXCHANGE = '/internal/v1/oauth/exchange';
 const PUBLIC_URL = 'https://control.example.test';
@@ -107,7 +109,7 @@ describe('native OAuth with PKCE', () => {
     await invalid({ code: 'x', state: 'A'.repeat(43) });
     const { url } = await begin(op);
     const state = url.searchParams.get('state')!;
-    await t.db.query(`UPDATE oauth_states SET expires_at = now() - interval '1 second'`);
+    await expireOAuthStates(t, '1 second');
     await invalid({ code: 'x', state });
     expect(gw.callsTo(EXCHANGE)).toHaveLength(0);
     const res = await t.http().get(`/oauth/callback?state=${state}`).set('Authorization', 'Bearer garbage').expect(400);
@@ -142,7 +144,7 @@ describe('native OAuth with PKCE', () => {
     expect(landed(await callback({ code: 'c', state: removed.url.searchParams.get('state')! })).status).toBe('error');
 
     const frozen = await begin(owner);
-    await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [owner.workspaceId]);
+    await t.app.get(WorkspacesService).setFlag(owner.workspaceId, 'frozen', true);
     expect(landed(await callback({ code: 'c', state: frozen.url.searchParams.get('state')! })).status).toBe('error');
     expect(gw.callsTo(EXCHANGE)).toHaveLength(0);
   });
@@ -220,8 +222,8 @@ describe('expired OAuth states', () => {
     const old = (await start('github')).body.connection.connection_id;
     const recent = (await start('gitlab')).body.connection.connection_id;
     const live = (await start('linear')).body.connection.connection_id;
-    await t.db.query(`UPDATE oauth_states SET expires_at = clock_timestamp() - interval '25 hours' WHERE connection_id = $1`, [old]);
-    await t.db.query(`UPDATE oauth_states SET expires_at = clock_timestamp() - interval '23 hours' WHERE connection_id = $1`, [recent]);
+    await expireOAuthStates(t, '25 hours', old);
+    await expireOAuthStates(t, '23 hours', recent);
     expect(await t.app.get(ExpiredGrantsJob).purge()).toBe(1);
     const left = await t.db.query(`SELECT connection_id FROM oauth_states WHERE connection_id = ANY($1) ORDER BY connection_id`, [[old, recent, live]]);
     expect(left.map((r: { connection_id: string }) => r.connection_id).sort()).toEqual([recent, live].sort());

@@ -6,6 +6,7 @@ import { HotPath } from 'src/modules/publication/hot-path';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
+import { endRefreshBackoff } from 'test/support/factories';
 
 const REFRESH = '/internal/v1/credentials/refresh';
 
@@ -147,7 +148,7 @@ describe('credential refresh job', () => {
     expect(after.refresh_not_before.getTime()).toBeGreaterThan(Date.now());
     expect(await job.runOnce()).toEqual({ refreshed: 0, deferred: 0, refused: 0, superseded: 0 });
 
-    await t.db.query(`UPDATE connections SET refresh_not_before = now() - interval '1 second' WHERE id = $1`, [id]);
+    await endRefreshBackoff(t, id);
     gw.reset();
     gw.hang(REFRESH);
     const client = t.app.get(GatewayClient);
@@ -159,7 +160,7 @@ describe('credential refresh job', () => {
     }
     expect(await row(id)).toMatchObject({ status: 'active', refresh_attempts: 2, credential_envelope: before.credential_envelope });
 
-    await t.db.query(`UPDATE connections SET refresh_not_before = now() - interval '1 second' WHERE id = $1`, [id]);
+    await endRefreshBackoff(t, id);
     gw.reset();
     expect(await job.runOnce()).toEqual({ refreshed: 1, deferred: 0, refused: 0, superseded: 0 });
     expect(await row(id)).toMatchObject({ refresh_attempts: 0, refresh_not_before: null });

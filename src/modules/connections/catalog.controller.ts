@@ -5,7 +5,7 @@ import { Answers, Returns } from 'src/common/http/documented';
 import { CATALOG_INDEX_SCHEMA, CATALOG_ROW_SCHEMA } from 'src/modules/connections/catalog.responses';
 import { CatalogService, toCatalogCard, toCatalogRow } from 'src/modules/catalog/catalog.service';
 import { CatalogQueryDto } from 'src/modules/connections/dto/catalog-query.dto';
-import { ConnectionsService } from 'src/modules/connections/connections.service';
+import { ConnectionProjections } from 'src/modules/connections/connection-projections.service';
 
 const BROWSE_PARAMS = ['q', 'category', 'source', 'limit', 'offset', 'cursor'] as const;
 
@@ -13,7 +13,7 @@ const BROWSE_PARAMS = ['q', 'category', 'source', 'limit', 'offset', 'cursor'] a
 export class CatalogController {
   constructor(
     private readonly catalog: CatalogService,
-    private readonly connections: ConnectionsService,
+    private readonly connections: ConnectionProjections,
   ) {}
 
   /** The whole catalog, or a browse page when any browse parameter is present (discriminated by `page`). */

@@ -3,7 +3,9 @@ import { Action, Public } from 'src/platform/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, OnlyRefuses, Returns } from 'src/common/http/documented';
 import { CONNECTION_ENVELOPE_SCHEMA, CONNECTION_LIST_SCHEMA, CONNECTION_SCHEMA } from 'src/modules/connections/connections.responses';
-import { ConnectionsService } from 'src/modules/connections/connections.service';
+import { BrokerProvidersService } from 'src/modules/connections/broker-providers.service';
+import { ConnectionProjections } from 'src/modules/connections/connection-projections.service';
+import { ToolConnectionsService } from 'src/modules/connections/tool-connections.service';
 import { CatalogProviderDto, FederatedCompleteDto, ReconnectDto, RestrictedKeyDto, StartConnectionDto } from 'src/modules/connections/dto/connection.dto';
 import { OAuthService } from 'src/modules/connections/oauth.service';
 
@@ -13,13 +15,17 @@ const UPSTREAM = 'code `upstream_error`: the gateway could not seal the secret';
 
 @Controller('api/v1/workspaces/:ws')
 export class ConnectionsController {
-  constructor(private readonly connections: ConnectionsService) {}
+  constructor(
+    private readonly connections: ToolConnectionsService,
+    private readonly projections: ConnectionProjections,
+    private readonly brokers: BrokerProvidersService,
+  ) {}
 
   @Get('connections')
   @Returns(CONNECTION_LIST_SCHEMA)
   @Action('workspace.read')
   list(@Workspace() ws: WorkspaceContext) {
-    return this.connections.list(ws);
+    return this.projections.list(ws);
   }
 
   @Post('connections')
@@ -106,7 +112,7 @@ export class ConnectionsController {
   @Answers(502, UPSTREAM, 'ServiceError')
   @Action('connection.manage')
   registerProvider(@Workspace() ws: WorkspaceContext, @Body() body: CatalogProviderDto) {
-    return this.connections.registerProvider(ws, body);
+    return this.brokers.register(ws, body);
   }
 }
 

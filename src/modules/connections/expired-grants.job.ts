@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
+import { singleFlight } from 'src/common/async/single-flight';
 import { errorFields } from 'src/common/logging/error-fields';
 import { HOUR_MS } from 'src/common/time/time';
+import { HandshakesRepository } from 'src/modules/connections/handshakes.repository';
 
 /** Kept this long after expiry, so a late callback still reads "expired" rather than "unknown". */
 export const EXPIRED_GRANT_RETENTION_MS = 24 * HOUR_MS;
@@ -14,23 +15,20 @@ export const EXPIRED_GRANT_RETENTION_MS = 24 * HOUR_MS;
 @Injectable()
 export class ExpiredGrantsJob {
   private readonly logger = new Logger('connections');
+  private readonly pass = singleFlight(
+    () => this.purge(),
+    (error) => this.logger.warn({ msg: 'expired grant purge failed', ...errorFields(error) }),
+  );
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly handshakes: HandshakesRepository) {}
 
   @Interval(HOUR_MS)
-  async tick(): Promise<void> {
-    try {
-      await this.purge();
-    } catch (error) {
-      this.logger.warn({ msg: 'expired grant purge failed', ...errorFields(error) });
-    }
+  tick(): Promise<void> {
+    return this.pass();
   }
 
   /** Returns how many rows went. */
-  async purge(): Promise<number> {
-    const cutoff = new Date(Date.now() - EXPIRED_GRANT_RETENTION_MS);
-    const [, states] = await this.dataSource.query(`DELETE FROM oauth_states WHERE expires_at < $1`, [cutoff]);
-    const [, sessions] = await this.dataSource.query(`DELETE FROM catalog_sessions WHERE expires_at < $1`, [cutoff]);
-    return states + sessions;
+  purge(): Promise<number> {
+    return this.handshakes.purgeExpired(new Date(Date.now() - EXPIRED_GRANT_RETENTION_MS));
   }
 }

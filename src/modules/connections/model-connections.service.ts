@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { ApiError } from 'src/common/http/errors';
-import { newId } from 'src/common/ids/ids';
 import { Tx } from 'src/database/transaction';
+import { ConnectionsRepository } from 'src/modules/connections/connections.repository';
+import { ModelConnectionsRepository } from 'src/modules/connections/model-connections.repository';
 
 export interface ModelConfig {
   model_pattern: string;
@@ -22,8 +23,6 @@ export interface ModelConnectionRow {
   last4: string | null;
   credential_revision: number;
 }
-
-const COLUMNS = `id, workspace_id, connector_slug, status, auth_profile_digest, model_config, credential_envelope, last4, credential_revision`;
 
 /** What a new model connection is created with (pending, without a credential). */
 export interface NewModelConnection {
@@ -49,68 +48,64 @@ export interface SealedModelKey {
  */
 @Injectable()
 export class ModelConnectionsService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly connections: ConnectionsRepository,
+    private readonly models: ModelConnectionsRepository,
+  ) {}
 
   list(workspaceId: string): Promise<ModelConnectionRow[]> {
-    return this.dataSource.query(`SELECT ${COLUMNS} FROM connections WHERE workspace_id = $1 AND kind = 'model' ORDER BY created_at, id`, [workspaceId]);
+    return this.models.listModels(workspaceId);
   }
 
   /** The active, credentialed model connections the snapshot's `models` lists, read in `manager`. */
   published(manager: EntityManager, workspaceId: string): Promise<ModelConnectionRow[]> {
-    return manager.query(
-      `SELECT ${COLUMNS} FROM connections
-       WHERE workspace_id = $1 AND kind = 'model' AND status = 'active' AND model_config IS NOT NULL AND target = 'model_provider'
-         AND credential_envelope IS NOT NULL
-       ORDER BY created_at, id`,
-      [workspaceId],
-    );
+    return this.models.publishedModels(manager, workspaceId);
   }
 
   /** Whether a connection that is not disabled claims `pattern`. */
-  async patternClaimed(tx: Tx, workspaceId: string, pattern: string): Promise<boolean> {
-    const rows: unknown[] = await tx.manager.query(
-      `SELECT 1 FROM connections WHERE workspace_id = $1 AND kind = 'model' AND status <> 'disabled' AND model_config->>'model_pattern' = $2`,
-      [workspaceId, pattern],
-    );
-    return rows.length > 0;
+  patternClaimed(tx: Tx, workspaceId: string, pattern: string): Promise<boolean> {
+    return this.models.modelPatternClaimed(tx.manager, workspaceId, pattern);
   }
 
   /** Inserts a `pending` connection without a credential (a unique violation when the pattern is claimed concurrently). */
   async insertPending(tx: Tx, workspaceId: string, input: NewModelConnection): Promise<ModelConnectionRow> {
-    const [row]: ModelConnectionRow[] = await tx.manager.query(
-      `INSERT INTO connections (id, workspace_id, kind, connector_slug, source, custody, target, status, auth_profile, auth_profile_digest, model_config, created_by)
-       VALUES ($1, $2, 'model', $3, 'native', 'obol', 'model_provider', 'pending', $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-      [newId('conn'), workspaceId, input.provider, JSON.stringify(input.profile), input.profileDigest, JSON.stringify(input.config), input.createdBy],
-    );
-    return row;
+    const id = await this.connections.insert(tx.manager, {
+      workspaceId,
+      kind: 'model',
+      connectorSlug: input.provider,
+      source: 'native',
+      custody: 'obol',
+      target: 'model_provider',
+      authProfile: input.profile,
+      authProfileDigest: input.profileDigest,
+      modelConfig: input.config,
+      createdBy: input.createdBy,
+    });
+    return (await this.models.findModel(tx.manager, workspaceId, id))!;
   }
 
   /** Locks one model connection of the workspace for the rest of `tx`; 404 otherwise. */
   async lock(tx: Tx, workspaceId: string, connectionId: string): Promise<ModelConnectionRow> {
-    const [row]: ModelConnectionRow[] = await tx.manager.query(`SELECT ${COLUMNS} FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'model' FOR UPDATE`, [
-      connectionId,
-      workspaceId,
-    ]);
+    const row = await this.models.findModel(tx.manager, workspaceId, connectionId, true);
     if (!row) throw new ApiError(404, 'connection not found');
     return row;
   }
 
   /** Stores the sealed key and makes the (locked) connection `active` under the next credential revision. */
   async activate(tx: Tx, workspaceId: string, connectionId: string, sealed: SealedModelKey): Promise<ModelConnectionRow> {
-    const [[row]]: [ModelConnectionRow[], number] = await tx.manager.query(
-      `UPDATE connections SET status = 'active', credential_envelope = $3, key_id = $4, last4 = $5, credential_scheme = $6,
-         credential_revision = credential_revision + 1, updated_at = clock_timestamp()
-       WHERE id = $1 AND workspace_id = $2 RETURNING ${COLUMNS}`,
-      [connectionId, workspaceId, sealed.envelope, sealed.key_id, sealed.last4, sealed.scheme],
-    );
-    return row;
+    await this.connections.activateCredential(tx.manager, workspaceId, connectionId, {
+      kind: 'key',
+      envelope: sealed.envelope,
+      keyId: sealed.key_id,
+      last4: sealed.last4,
+      scheme: sealed.scheme,
+      grantCleared: false,
+    });
+    return (await this.models.findModel(tx.manager, workspaceId, connectionId))!;
   }
 
   async disable(tx: Tx, workspaceId: string, connectionId: string): Promise<ModelConnectionRow> {
-    const [[row]]: [ModelConnectionRow[], number] = await tx.manager.query(
-      `UPDATE connections SET status = 'disabled', updated_at = clock_timestamp() WHERE id = $1 AND workspace_id = $2 RETURNING ${COLUMNS}`,
-      [connectionId, workspaceId],
-    );
-    return row;
+    await this.connections.disable(tx.manager, workspaceId, connectionId);
+    return (await this.models.findModel(tx.manager, workspaceId, connectionId))!;
   }
 }

@@ -1,14 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { isRole, roleGrants } from 'src/platform/access/actions';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { sha256Hex } from 'src/common/crypto/crypto';
 import { ApiError } from 'src/common/http/errors';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { inTransaction } from 'src/database/transaction';
-import { ConnectionsService } from 'src/modules/connections/connections.service';
-import { CONNECTION_COLUMNS, ConnectionRow } from 'src/modules/connections/dto/connection.document';
+import { ConnectionSteps } from 'src/modules/connections/connection-steps.service';
+import { ConnectionsRepository } from 'src/modules/connections/connections.repository';
+import { ConnectionRow } from 'src/modules/connections/dto/connection.document';
+import { HandshakesRepository, RedeemedState } from 'src/modules/connections/handshakes.repository';
+import { HandshakesService } from 'src/modules/connections/handshakes.service';
 import { ExchangedCredential, GatewayClient } from 'src/modules/gateway/gateway.client';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
@@ -17,14 +18,7 @@ export const INVALID_STATE = 'invalid or expired oauth state';
 const STATE = /^[A-Za-z0-9_-]{43}$/;
 const CODE = /^[\x21-\x7e]{1,2048}$/;
 
-interface StateRow {
-  workspace_id: string;
-  connection_id: string;
-  user_id: string;
-  code_verifier: string;
-  credential_revision: number;
-  expires_at: Date;
-}
+type StateRow = RedeemedState;
 
 interface Authority {
   ctx: WorkspaceContext;
@@ -43,9 +37,11 @@ export type CallbackStatus = 'connected' | 'pending' | 'error';
 @Injectable()
 export class OAuthService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly connections: ConnectionsRepository,
+    private readonly states: HandshakesRepository,
+    private readonly handshakes: HandshakesService,
+    private readonly steps: ConnectionSteps,
     private readonly access: WorkspaceAccess,
-    private readonly connections: ConnectionsService,
     private readonly publications: PublicationService,
     private readonly gateway: GatewayClient,
     private readonly workspaces: WorkspacesService,
@@ -56,13 +52,7 @@ export class OAuthService {
   async callback(query: Record<string, unknown>): Promise<string> {
     const state = query.state;
     if (typeof state !== 'string' || !STATE.test(state)) throw new ApiError(400, INVALID_STATE);
-    const consumed: StateRow | undefined = await inTransaction(this.dataSource, async (tx) => {
-      const [rows] = await tx.manager.query(
-        `DELETE FROM oauth_states WHERE state_hash = $1 RETURNING workspace_id, connection_id, user_id, code_verifier, credential_revision, expires_at`,
-        [sha256Hex(state)],
-      );
-      return rows[0];
-    });
+    const consumed = await this.states.redeemState(sha256Hex(state));
     if (!consumed || consumed.expires_at.getTime() <= Date.now()) throw new ApiError(400, INVALID_STATE);
     const status = await this.complete(consumed, query.code, query.error);
     const url = new URL(`${this.config.webUrl}/dashboard/connectors`);
@@ -84,7 +74,7 @@ export class OAuthService {
         connector_slug: before.row.connector_slug,
         code,
         code_verifier: state.code_verifier,
-        redirect_uri: this.connections.redirectUri(),
+        redirect_uri: this.handshakes.redirectUri(),
         client_id: profile.client_id,
         client_secret_envelope: before.row.client_secret_envelope,
       });
@@ -93,15 +83,16 @@ export class OAuthService {
     }
     try {
       await this.access.mutate(before.ctx, async (tx, ws) => {
-        const row = await this.connections.lockRow(tx, ws.id, state.connection_id, ['tool']);
+        const row = await this.steps.lockRow(tx, ws.id, state.connection_id, ['tool']);
         if (!ready(row, state)) throw new ApiError(409, 'connection is not pending');
-        await tx.manager.query(
-          `UPDATE connections SET status = 'active', credential_envelope = $3, refresh_envelope = $4, expires_at = $5, last4 = $6, key_id = NULL,
-             credential_scheme = 'bearer', credential_revision = credential_revision + 1, refresh_failure = NULL, refresh_attempts = 0,
-             refresh_not_before = NULL, updated_at = clock_timestamp() WHERE id = $1 AND workspace_id = $2`,
-          [row.id, ws.id, grant.envelope, grant.refresh_envelope, grant.expires_at, grant.last4],
-        );
-        await this.connections.record(tx, ws, 'connection.credential.store', { ...row, status: 'active' }, { last4: grant.last4 ?? undefined });
+        await this.connections.activateCredential(tx.manager, ws.id, row.id, {
+          kind: 'oauth',
+          envelope: grant.envelope,
+          refreshEnvelope: grant.refresh_envelope,
+          expiresAt: grant.expires_at,
+          last4: grant.last4,
+        });
+        await this.steps.record(tx, ws, 'connection.credential.store', { ...row, status: 'active' }, { last4: grant.last4 ?? undefined });
         await this.publications.stage(tx, ws.id, 'connection.credential.store');
       });
     } catch (error) {
@@ -117,10 +108,7 @@ export class OAuthService {
   private async authority(state: StateRow): Promise<Authority | null> {
     const member = await this.workspaces.memberAccess(state.workspace_id, state.user_id);
     if (!member || !isRole(member.role) || !roleGrants(member.role, 'connection.manage') || member.frozen) return null;
-    const [row]: ConnectionRow[] = await this.dataSource.query(
-      `SELECT ${CONNECTION_COLUMNS} FROM connections WHERE id = $1 AND workspace_id = $2 AND kind = 'tool'`,
-      [state.connection_id, state.workspace_id],
-    );
+    const row = await this.connections.find(state.workspace_id, state.connection_id, ['tool']);
     if (!row || !ready(row, state)) return null;
     const ctx = { id: state.workspace_id, operator: { userId: state.user_id, email: member.email }, action: 'connection.manage' } as WorkspaceContext;
     return { ctx, row };

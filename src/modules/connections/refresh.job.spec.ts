@@ -16,7 +16,7 @@ describe('refresh job schedule', () => {
 
   it('never runs at start, runs once at the jitter second of a minute, and once per minute', async () => {
     const config = loadConfig({ REDIS_PREFIX: 'deployment-x' });
-    const job = new RefreshJob(null as never, null as never, null as never, null as never, null as never, null as never, config);
+    const job = new RefreshJob(null as never, null as never, null as never, null as never, null as never, null as never, null as never, null as never, config);
     const runs = jest.spyOn(job, 'runOnce').mockResolvedValue({ refreshed: 0, deferred: 0, refused: 0, superseded: 0 });
     const second = jitterSecond('deployment-x');
     jest.useFakeTimers({ now: Date.UTC(2030, 0, 1, 12, 0, (second + 1) % 60) });

@@ -2,9 +2,11 @@ import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { createHash } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { inTransaction } from 'src/database/transaction';
+import { singleFlight } from 'src/common/async/single-flight';
+import { Transactions } from 'src/database/transactions';
+import { ConnectionsRepository } from 'src/modules/connections/connections.repository';
+import { ClaimedRefresh, CredentialRefreshRepository } from 'src/modules/connections/credential-refresh.repository';
 import { GatewayCallError, GatewayClient, RefreshedCredential } from 'src/modules/gateway/gateway.client';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
@@ -30,14 +32,7 @@ export function backoffMs(attempts: number): number {
   return Math.min(60_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
 }
 
-interface Claimed {
-  id: string;
-  workspace_id: string;
-  connector_slug: string;
-  refresh_envelope: string;
-  credential_revision: number;
-  refresh_attempts: number;
-}
+type Claimed = ClaimedRefresh;
 
 export interface RefreshPass {
   refreshed: number;
@@ -61,10 +56,15 @@ export class RefreshJob {
   private readonly logger = new Logger('refresh');
   private readonly second: number;
   private lastMinute = -1;
-  private running = false;
+  private readonly pass = singleFlight(
+    () => this.runOnce(),
+    (error) => this.logger.warn({ msg: 'refresh pass failed', ...errorFields(error) }),
+  );
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly connections: ConnectionsRepository,
+    private readonly refreshes: CredentialRefreshRepository,
+    private readonly transactions: Transactions,
     private readonly gateway: GatewayClient,
     private readonly publications: PublicationService,
     private readonly workspaces: WorkspacesService,
@@ -75,26 +75,20 @@ export class RefreshJob {
     this.second = jitterSecond(config.redisPrefix);
   }
 
+  /** Once a minute at the jitter second; a pass still running then is not joined by another (singleFlight). */
   @Interval(1000)
-  async tick(): Promise<void> {
+  tick(): Promise<void> {
     const now = new Date();
     const minute = Math.floor(now.getTime() / 60_000);
-    if (now.getUTCSeconds() !== this.second || minute === this.lastMinute || this.running) return;
+    if (now.getUTCSeconds() !== this.second || minute === this.lastMinute) return Promise.resolve();
     this.lastMinute = minute;
-    this.running = true;
-    try {
-      await this.runOnce();
-    } catch (error) {
-      this.logger.warn({ msg: 'refresh pass failed', ...errorFields(error) });
-    } finally {
-      this.running = false;
-    }
+    return this.pass();
   }
 
   /** One pass over the connections due now. */
   async runOnce(): Promise<RefreshPass> {
     const pass: RefreshPass = { refreshed: 0, deferred: 0, refused: 0, superseded: 0 };
-    for (const row of await this.claim()) {
+    for (const row of await this.refreshes.claimRefreshes(REFRESH_WINDOW_MS / 1000, REFRESH_BATCH, REFRESH_LEASE_S)) {
       let grant: RefreshedCredential;
       try {
         grant = await this.gateway.refresh({
@@ -123,45 +117,26 @@ export class RefreshJob {
     return pass;
   }
 
-  private async claim(): Promise<Claimed[]> {
-    const [rows]: [Claimed[], number] = await this.dataSource.query(
-      `UPDATE connections SET refresh_lease_until = clock_timestamp() + make_interval(secs => $3)
-       WHERE id IN (
-         SELECT id FROM connections
-         WHERE status = 'active' AND kind = 'tool' AND refresh_envelope IS NOT NULL AND refresh_failure IS NULL
-           AND expires_at < clock_timestamp() + make_interval(secs => $1)
-           AND (refresh_not_before IS NULL OR refresh_not_before <= clock_timestamp())
-           AND (refresh_lease_until IS NULL OR refresh_lease_until < clock_timestamp())
-         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING id, workspace_id, connector_slug, refresh_envelope, credential_revision, refresh_attempts`,
-      [REFRESH_WINDOW_MS / 1000, REFRESH_BATCH, REFRESH_LEASE_S],
-    );
-    return rows;
-  }
-
   /** False when the connection no longer holds the claimed revision: the result is dropped. */
   private async store(row: Claimed, grant: RefreshedCredential): Promise<boolean> {
-    return inTransaction(this.dataSource, async (tx) => {
+    return this.transactions.run(async (tx) => {
       await this.workspaces.lock(tx, row.workspace_id);
-      const [, updated]: [unknown, number] = await tx.manager.query(
-        `UPDATE connections SET credential_envelope = $4, refresh_envelope = COALESCE($5, refresh_envelope), expires_at = $6,
-           last_refreshed_at = clock_timestamp(), refresh_attempts = 0, refresh_not_before = NULL, refresh_lease_until = NULL, updated_at = clock_timestamp()
-         WHERE id = $1 AND workspace_id = $2 AND credential_revision = $3 AND status = 'active'`,
-        [row.id, row.workspace_id, row.credential_revision, grant.envelope, grant.refresh_envelope, grant.expires_at],
-      );
+      const updated = await this.connections.activateCredential(tx.manager, row.workspace_id, row.id, {
+        kind: 'refresh',
+        envelope: grant.envelope,
+        refreshEnvelope: grant.refresh_envelope,
+        expiresAt: grant.expires_at,
+        revision: row.credential_revision,
+      });
       if (updated > 0) await this.publications.stage(tx, row.workspace_id, 'connection.credential.refresh');
       return updated > 0;
     });
   }
 
   private async refuse(row: Claimed): Promise<void> {
-    await inTransaction(this.dataSource, async (tx) => {
+    await this.transactions.run(async (tx) => {
       await this.workspaces.lock(tx, row.workspace_id);
-      const [, updated]: [unknown, number] = await tx.manager.query(
-        `UPDATE connections SET refresh_failure = $4, status = 'pending', refresh_lease_until = NULL, updated_at = clock_timestamp()
-         WHERE id = $1 AND workspace_id = $2 AND credential_revision = $3 AND status = 'active'`,
-        [row.id, row.workspace_id, row.credential_revision, PERMANENT_REFUSAL],
-      );
+      const updated = await this.refreshes.refuseRefresh(tx.manager, row.workspace_id, row.id, row.credential_revision, PERMANENT_REFUSAL);
       if (updated > 0) {
         await this.publications.stage(tx, row.workspace_id, 'connection.credential.refresh_refused');
         await this.outbox.emit(tx, row.workspace_id, 'connection.reauthorization_required', { connection_id: row.id, reason: PERMANENT_REFUSAL });
@@ -172,11 +147,7 @@ export class RefreshJob {
 
   private async defer(row: Claimed): Promise<void> {
     const wait = backoffMs(row.refresh_attempts + 1);
-    await this.dataSource.query(
-      `UPDATE connections SET refresh_attempts = refresh_attempts + 1, refresh_not_before = clock_timestamp() + make_interval(secs => $4), refresh_lease_until = NULL
-       WHERE id = $1 AND workspace_id = $2 AND credential_revision = $3`,
-      [row.id, row.workspace_id, row.credential_revision, wait / 1000],
-    );
+    await this.refreshes.deferRefresh(row.workspace_id, row.id, row.credential_revision, wait / 1000);
     this.logger.warn({ msg: 'credential refresh deferred', workspace_id: row.workspace_id, connection_id: row.id, retry_in_s: wait / 1000 });
   }
 }

@@ -7,7 +7,7 @@ import { isUniqueViolation } from 'src/database/errors';
 import { Tx } from 'src/database/transaction';
 import { AuditAction } from 'src/modules/audit/audit-vocabulary';
 import { AuditService } from 'src/modules/audit/audit.service';
-import { refuseLiveKey } from 'src/modules/connections/connections.service';
+import { refuseLiveKey } from 'src/modules/connections/credential-sealing.service';
 import { ModelConfig, ModelConnectionRow, ModelConnectionsService } from 'src/modules/connections/model-connections.service';
 import { GatewayClient } from 'src/modules/gateway/gateway.client';
 import { publicationOf, toModelConnectionDocument, toSnapshotModel } from 'src/modules/model-providers/dto/model-connection.document';

@@ -1,16 +1,14 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { FieldError, FieldValidationError } from 'src/common/http/errors';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { Price, PricingRow, toPricebookPart, toPricingDocument } from 'src/modules/model-providers/dto/pricing.document';
 import { ReplacePricingDto } from 'src/modules/model-providers/dto/pricing.dto';
-import { Pricebook } from 'src/modules/model-providers/entities/pricebook.entity';
+import { PricebooksRepository } from 'src/modules/model-providers/pricebooks.repository';
 import { modelPatternProblem } from 'src/modules/model-providers/model-names';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
-
 
 /**
  * The workspace pricebook: per model name or pattern, integer micro-USD per million input,
@@ -20,7 +18,7 @@ import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 @Injectable()
 export class PricingService implements OnModuleInit {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly pricebooks: PricebooksRepository,
     private readonly access: WorkspaceAccess,
     private readonly audit: AuditService,
     private readonly publications: PublicationService,
@@ -29,13 +27,13 @@ export class PricingService implements OnModuleInit {
 
   onModuleInit(): void {
     this.snapshots.register('pricebook', async (manager, ws) => {
-      const row = await manager.findOneBy(Pricebook, { workspaceId: ws.id });
+      const row = await this.pricebooks.find(ws.id, manager);
       return row ? toPricebookPart(row.revision, row.prices) : null;
     });
   }
 
   async get(ws: WorkspaceContext) {
-    return toPricingDocument(ws.id, await this.read(this.dataSource.manager, ws.id));
+    return toPricingDocument(ws.id, await this.read(ws.id));
   }
 
   /** Validates every entry, then replaces the pricebook under the workspace lock: revision + 1, audit, staged snapshot. */
@@ -61,12 +59,7 @@ export class PricingService implements OnModuleInit {
 
     const written = await this.access.mutate(ctx, async (tx, ws) => {
       // Under the workspace lock no other writer can create the pricebook between the find and the insert.
-      const pricebooks = tx.manager.getRepository(Pricebook);
-      const key = { workspaceId: ws.id };
-      const current = await pricebooks.findOne({ select: { revision: true }, where: key, lock: { mode: 'pessimistic_write' } });
-      if (current) await pricebooks.update(key, { revision: current.revision + 1, prices, updatedBy: ws.operator.userId, updatedAt: () => 'clock_timestamp()' });
-      else await pricebooks.insert({ ...key, revision: 1, prices, updatedBy: ws.operator.userId });
-      const saved = await pricebooks.findOneByOrFail(key);
+      const saved = await this.pricebooks.replace(tx.manager, ws.id, prices, ws.operator.userId);
       const version = await this.publications.stage(tx, ws.id, 'pricing.replace');
       await this.audit.record(tx, {
         workspaceId: ws.id,
@@ -78,16 +71,14 @@ export class PricingService implements OnModuleInit {
       return { revision: saved.revision, updated_at: saved.updatedAt, snapshot_version: version };
     });
     // After commit (and the publication attempt that follows it): how far the staged snapshot got.
-    const counters = await this.read(this.dataSource.manager, ctx.id);
+    const counters = await this.read(ctx.id);
     return toPricingDocument(ctx.id, { ...written, prices, published_version: counters.published_version });
   }
 
   /** The pricebook (nulls when none is stored) with the workspace's publication counters. */
-  private async read(manager: EntityManager, workspaceId: string): Promise<PricingRow> {
-    const versions = await this.publications.versions(workspaceId, manager);
-    const [book]: Pick<PricingRow, 'revision' | 'prices' | 'updated_at'>[] = await manager.query(`SELECT revision, prices, updated_at FROM pricebooks WHERE workspace_id = $1`, [
-      workspaceId,
-    ]);
-    return { revision: book?.revision ?? null, prices: book?.prices ?? null, updated_at: book?.updated_at ?? null, ...versions };
+  private async read(workspaceId: string): Promise<PricingRow> {
+    const versions = await this.publications.versions(workspaceId);
+    const book = await this.pricebooks.find(workspaceId);
+    return { revision: book?.revision ?? null, prices: book?.prices ?? null, updated_at: book?.updatedAt ?? null, ...versions };
   }
 }
