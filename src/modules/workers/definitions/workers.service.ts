@@ -8,12 +8,12 @@ import { isUniqueViolation } from 'src/database/errors';
 import { Tx } from 'src/database/transaction';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { screenFields } from 'src/modules/workers/credential-screen';
-import { BODY_FIELDS, CreateWorkerDto, ListWorkersQuery, PatchWorkerDto, PublishDto } from 'src/modules/workers/dto/workers.dto';
-import { digestPartsOf, RevisionRow, toRevisionDocument, toWorkerDocument, WorkerRow } from 'src/modules/workers/dto/workers.document';
+import { BODY_FIELDS, CreateWorkerDto, ListWorkersQuery, PatchWorkerDto, PublishDto } from 'src/modules/workers/definitions/dto/workers.dto';
+import { digestPartsOf, RevisionRow, toRevisionDocument, toWorkerDocument, WorkerRow } from 'src/modules/workers/definitions/worker.document';
 import { cursorPosition, page } from 'src/modules/workers/paging';
-import { grantsFor } from 'src/modules/workers/presets';
-import { PresetsService } from 'src/modules/workers/presets.service';
-import { revisionDigest } from 'src/modules/workers/revision-digest';
+import { grantsFor } from 'src/modules/workers/reference/presets';
+import { PresetsService } from 'src/modules/workers/reference/presets.service';
+import { revisionDigest } from 'src/modules/workers/definitions/revision-digest';
 import { capabilitiesFor, DetailObjectError } from 'src/modules/workers/workers.common';
 import { DEFAULT_ENVIRONMENT_CLASSES, DEFAULT_EXECUTION_MODE, DEFAULT_LIMITS, DEFAULT_PRESET, PresetName, TEMPLATES } from 'src/modules/workers/workers.data';
 

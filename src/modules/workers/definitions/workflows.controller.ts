@@ -3,9 +3,9 @@ import { Action } from 'src/platform/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { PageQuery } from 'src/common/pagination/query';
-import { PublishDto } from 'src/modules/workers/dto/workers.dto';
-import { CreateWorkflowDto, PatchWorkflowDto } from 'src/modules/workers/dto/workflows.dto';
-import { WorkflowsService } from 'src/modules/workers/workflows.service';
+import { PublishDto } from 'src/modules/workers/definitions/dto/workers.dto';
+import { CreateWorkflowDto, PatchWorkflowDto } from 'src/modules/workers/definitions/dto/workflows.dto';
+import { WorkflowsService } from 'src/modules/workers/definitions/workflows.service';
 import { CREATED_SCHEMA, DIGEST_MISMATCH_SCHEMA, PATCHED_SCHEMA, WORKFLOW_ANSWER_SCHEMA, WORKFLOW_LIST_SCHEMA, WORKFLOW_PUBLISHED_SCHEMA, WORKFLOW_REVISIONS_SCHEMA } from 'src/modules/workers/workers.responses';
 
 @Controller('api/v1/workspaces/:ws/workflows')

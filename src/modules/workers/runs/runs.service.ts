@@ -7,16 +7,16 @@ import { ApiError, bodyError } from 'src/common/http/errors';
 import { newId } from 'src/common/ids/ids';
 import { formatTime, formatTimeRequired } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
-import { ControlLeaseDto, EstimateDto, ListRunsQuery, StartDemoRunDto, StartRunDto } from 'src/modules/workers/dto/runs.dto';
-import { RevisionRow, WorkerRow } from 'src/modules/workers/dto/workers.document';
-import { ACTIVE_RUN_STATES, EntitlementsService } from 'src/modules/workers/entitlements.service';
+import { ControlLeaseDto, EstimateDto, ListRunsQuery, StartDemoRunDto, StartRunDto } from 'src/modules/workers/runs/dto/runs.dto';
+import { RevisionRow, WorkerRow } from 'src/modules/workers/definitions/worker.document';
+import { ACTIVE_RUN_STATES, EntitlementsService } from 'src/modules/workers/reference/entitlements.service';
 import { cursorPosition, page } from 'src/modules/workers/paging';
 import { HandOff, OrchestratorClient } from 'src/modules/workers/orchestrator.client';
 import { WorkerSessionProfile } from 'src/modules/workers/entities/worker-session-profile.entity';
-import { toSessionProfileDocument } from 'src/modules/workers/session-profiles.service';
+import { toSessionProfileDocument } from 'src/modules/workers/runs/session-profiles.service';
 import { capabilitiesFor, Refusal, refusal } from 'src/modules/workers/workers.common';
 import { DEFAULT_LIMITS, EnvironmentClass, executionMode, ExecutionModeName, RUNNABLE_CLASSES, Template, TEMPLATES, within } from 'src/modules/workers/workers.data';
-import { classesOf, WorkersService } from 'src/modules/workers/workers.service';
+import { classesOf, WorkersService } from 'src/modules/workers/definitions/workers.service';
 
 interface RunRow {
   id: string;

@@ -8,7 +8,7 @@ import { PageQuery } from 'src/common/pagination/query';
 import { formatTime, formatTimeRequired } from 'src/common/time/time';
 import { isUniqueViolation } from 'src/database/errors';
 import { screenFields } from 'src/modules/workers/credential-screen';
-import { CreateSessionProfileDto } from 'src/modules/workers/dto/runs.dto';
+import { CreateSessionProfileDto } from 'src/modules/workers/runs/dto/runs.dto';
 import { cursorPosition, page } from 'src/modules/workers/paging';
 import { capabilitiesFor } from 'src/modules/workers/workers.common';
 import { WorkerSessionProfile } from 'src/modules/workers/entities/worker-session-profile.entity';

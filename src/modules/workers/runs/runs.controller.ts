@@ -3,7 +3,7 @@ import { Action } from 'src/platform/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { PageQuery } from 'src/common/pagination/query';
-import { ControlLeaseDto, CreateSessionProfileDto, EstimateDto, ListRunsQuery, StartDemoRunDto, StartRunDto } from 'src/modules/workers/dto/runs.dto';
+import { ControlLeaseDto, CreateSessionProfileDto, EstimateDto, ListRunsQuery, StartDemoRunDto, StartRunDto } from 'src/modules/workers/runs/dto/runs.dto';
 import {
   ARTIFACT_ANSWER_SCHEMA,
   ESTIMATE_SCHEMA,
@@ -13,9 +13,9 @@ import {
   SESSION_PROFILE_ANSWER_SCHEMA,
   SESSION_PROFILE_LIST_SCHEMA,
   SESSION_PROFILE_SCHEMA,
-} from 'src/modules/workers/runs.responses';
-import { RunsService } from 'src/modules/workers/runs.service';
-import { SessionProfilesService } from 'src/modules/workers/session-profiles.service';
+} from 'src/modules/workers/runs/runs.responses';
+import { RunsService } from 'src/modules/workers/runs/runs.service';
+import { SessionProfilesService } from 'src/modules/workers/runs/session-profiles.service';
 
 const HAND_OFF_REFUSED =
   'The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal';

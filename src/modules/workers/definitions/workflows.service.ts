@@ -10,12 +10,12 @@ import { formatTime, formatTimeRequired } from 'src/common/time/time';
 import { isUniqueViolation } from 'src/database/errors';
 import { Tx } from 'src/database/transaction';
 import { screenFields } from 'src/modules/workers/credential-screen';
-import { PublishDto } from 'src/modules/workers/dto/workers.dto';
-import { CreateWorkflowDto, PatchWorkflowDto } from 'src/modules/workers/dto/workflows.dto';
-import { EntitlementsService } from 'src/modules/workers/entitlements.service';
+import { PublishDto } from 'src/modules/workers/definitions/dto/workers.dto';
+import { CreateWorkflowDto, PatchWorkflowDto } from 'src/modules/workers/definitions/dto/workflows.dto';
+import { EntitlementsService } from 'src/modules/workers/reference/entitlements.service';
 import { cursorPosition, page } from 'src/modules/workers/paging';
 import { capabilitiesFor, DetailObjectError } from 'src/modules/workers/workers.common';
-import { graphErrors, WorkflowStep } from 'src/modules/workers/workflow-graph';
+import { graphErrors, WorkflowStep } from 'src/modules/workers/definitions/workflow-graph';
 
 interface WorkflowRow {
   id: string;
