@@ -274,34 +274,6 @@ export default async () => {
                             "diff": { summary: "The policies added, removed and changed between two sources: a revision id, `draft` or `published`." }
                         }
                     }],
-                [import("../modules/workers/runs/runs.controller"), {
-                        "RunsController": {
-                            "estimate": {},
-                            "start": {},
-                            "startDemo": {},
-                            "list": {},
-                            "get": {},
-                            "cancel": {},
-                            "pause": {},
-                            "resume": {},
-                            "controlLease": {},
-                            "artifact": {},
-                            "createProfile": {},
-                            "listProfiles": {},
-                            "getProfile": {},
-                            "revokeProfile": {}
-                        }
-                    }],
-                [import("../modules/workers/reference/reference.controller"), {
-                        "ReferenceController": {
-                            "templates": {},
-                            "environments": {},
-                            "entitlements": {},
-                            "presets": {},
-                            "modes": {},
-                            "doctor": {}
-                        }
-                    }],
                 [import("../modules/workers/definitions/workers.controller"), {
                         "WorkersController": {
                             "draft": {},
@@ -321,6 +293,34 @@ export default async () => {
                             "patch": {},
                             "versions": {},
                             "publish": {}
+                        }
+                    }],
+                [import("../modules/workers/reference/reference.controller"), {
+                        "ReferenceController": {
+                            "templates": {},
+                            "environments": {},
+                            "entitlements": {},
+                            "presets": {},
+                            "modes": {},
+                            "doctor": {}
+                        }
+                    }],
+                [import("../modules/workers/runs/runs.controller"), {
+                        "RunsController": {
+                            "estimate": {},
+                            "start": {},
+                            "startDemo": {},
+                            "list": {},
+                            "get": {},
+                            "cancel": {},
+                            "pause": {},
+                            "resume": {},
+                            "controlLease": {},
+                            "artifact": {},
+                            "createProfile": {},
+                            "listProfiles": {},
+                            "getProfile": {},
+                            "revokeProfile": {}
                         }
                     }],
                 [import("../modules/receipts/receipts.controller"), {

@@ -1,89 +1,58 @@
 import { formatTime, formatTimeRequired } from 'src/common/time/time';
+import { WorkerRevision } from 'src/modules/workers/entities/worker-revision.entity';
+import { Worker } from 'src/modules/workers/entities/worker.entity';
 
-export interface WorkerRow {
-  id: string;
-  workspace_id: string;
-  env: string;
-  slug: string;
-  display_name: string;
-  description: string | null;
-  agent_passport_id: string;
-  lifecycle: string;
-  draft_revision_id: string | null;
-  published_revision_id: string | null;
-  latest_revision_number: number;
-  template_id: string | null;
-  created_by_user_id: string;
-  created_by_display_name: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface RevisionRow {
-  id: string;
-  workspace_id: string;
-  worker_id: string;
-  revision_number: number;
-  state: string;
-  body: Record<string, unknown>;
-  permission_preset: string;
-  policy_revision_id: string;
-  execution_mode: string;
-  limits: Record<string, unknown>;
-  allowed_capabilities: string[];
-  ui_actions: string[];
-  revision_digest: string | null;
-  created_at: Date;
-  published_at: Date | null;
-}
-
-export function toWorkerDocument(row: WorkerRow) {
+export function toWorkerDocument(row: Worker) {
   return {
     schema_version: 1,
     worker_id: row.id,
-    workspace_id: row.workspace_id,
+    workspace_id: row.workspaceId,
     env: row.env,
     slug: row.slug,
-    display_name: row.display_name,
+    display_name: row.displayName,
     description: row.description,
-    agent_passport_id: row.agent_passport_id,
+    agent_passport_id: row.agentPassportId,
     lifecycle: row.lifecycle,
-    draft_revision_id: row.draft_revision_id,
-    published_revision_id: row.published_revision_id,
-    latest_revision_number: row.latest_revision_number,
-    template_id: row.template_id,
-    created_by: { kind: 'operator', id: row.created_by_user_id, display_name: row.created_by_display_name },
-    created_at: formatTimeRequired(row.created_at),
-    updated_at: formatTimeRequired(row.updated_at),
+    draft_revision_id: row.draftRevisionId,
+    published_revision_id: row.publishedRevisionId,
+    latest_revision_number: row.latestRevisionNumber,
+    template_id: row.templateId,
+    created_by: { kind: 'operator', id: row.createdByUserId, display_name: row.createdByDisplayName },
+    created_at: formatTimeRequired(row.createdAt),
+    updated_at: formatTimeRequired(row.updatedAt),
   };
 }
 
-export function toRevisionDocument(row: RevisionRow) {
+export function toRevisionDocument(row: WorkerRevision) {
   return {
     schema_version: 1,
     revision_id: row.id,
-    worker_id: row.worker_id,
-    workspace_id: row.workspace_id,
-    revision_number: row.revision_number,
+    worker_id: row.workerId,
+    workspace_id: row.workspaceId,
+    revision_number: row.revisionNumber,
     state: row.state,
-    revision_digest: row.revision_digest,
+    revision_digest: row.revisionDigest,
     ...row.body,
-    permission_preset: { preset: row.permission_preset, policy_revision_id: row.policy_revision_id },
-    execution_mode: row.execution_mode,
+    permission_preset: { preset: row.permissionPreset, policy_revision_id: row.policyRevisionId },
+    execution_mode: row.executionMode,
     limits: row.limits,
-    allowed_capabilities: row.allowed_capabilities,
-    ui_actions: row.ui_actions,
-    created_at: formatTimeRequired(row.created_at),
-    published_at: formatTime(row.published_at),
+    allowed_capabilities: row.allowedCapabilities,
+    ui_actions: row.uiActions,
+    created_at: formatTimeRequired(row.createdAt),
+    published_at: formatTime(row.publishedAt),
   };
 }
 
 /** The six digest parts of a stored revision. */
-export const digestPartsOf = (row: RevisionRow) => ({
-  allowed_capabilities: row.allowed_capabilities,
+export const digestPartsOf = (row: WorkerRevision) => ({
+  allowed_capabilities: row.allowedCapabilities,
   body: row.body,
-  execution_mode: row.execution_mode,
+  execution_mode: row.executionMode,
   limits: row.limits,
-  permission_preset: row.permission_preset,
-  ui_actions: row.ui_actions,
+  permission_preset: row.permissionPreset,
+  ui_actions: row.uiActions,
 });
+
+/** The environment classes a revision body asks for. */
+export const classesOf = (body: Record<string, unknown>): string[] =>
+  ((body.environment_requests as { environment_class: string }[] | undefined) ?? []).map((r) => r.environment_class);
