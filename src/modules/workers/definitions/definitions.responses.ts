@@ -94,7 +94,12 @@ export const WORKER_PUBLISHED_SCHEMA: Schema = closedObject({
 });
 
 /** Publishing a workflow revision. */
-export const WORKFLOW_PUBLISHED_SCHEMA: Schema = closedObject({ schema_version: version, resource_id: id, before: publishedBefore, after: closedObject(published) });
+export const WORKFLOW_PUBLISHED_SCHEMA: Schema = closedObject({
+  schema_version: version,
+  resource_id: id,
+  before: publishedBefore,
+  after: closedObject(published),
+});
 
 /** A Worker definition. */
 export const WORKER_SCHEMA: Schema = closedObject({

@@ -51,7 +51,9 @@ export class DraftsService {
     const wanted: EnvironmentClass = template?.environment_class ?? HINTS.find(([, re]) => re.test(dto.job_description))?.[0] ?? 'code';
     const environmentClasses = permitted.includes(wanted) ? [wanted] : permitted.includes('code') ? ['code'] : permitted.slice(0, 1);
     const notes: string[] = [];
-    if (!permitted.includes(wanted)) notes.push(`the ${wanted} environment is not available to this workspace; the proposal uses ${environmentClasses.join(', ')}`);
+    if (!permitted.includes(wanted)) {
+      notes.push(`the ${wanted} environment is not available to this workspace; the proposal uses ${environmentClasses.join(', ')}`);
+    }
     const firstLine = dto.job_description.split('\n')[0].trim();
     return {
       schema_version: 1,

@@ -5,7 +5,17 @@ import { Answers, Returns } from 'src/common/http/documented';
 import { DraftsService } from 'src/modules/workers/definitions/drafts.service';
 import { CreateWorkerDto, DraftWorkerDto, ListWorkersQuery, PatchWorkerDto, PublishDto } from 'src/modules/workers/definitions/dto/workers.dto';
 import { WorkersService } from 'src/modules/workers/definitions/workers.service';
-import { ASSISTANT_DENIED_SCHEMA, CREATED_SCHEMA, DIGEST_MISMATCH_SCHEMA, DRAFT_SCHEMA, PATCHED_SCHEMA, REVISIONS_SCHEMA, WORKER_ANSWER_SCHEMA, WORKER_LIST_SCHEMA, WORKER_PUBLISHED_SCHEMA } from 'src/modules/workers/workers.responses';
+import {
+  ASSISTANT_DENIED_SCHEMA,
+  CREATED_SCHEMA,
+  DIGEST_MISMATCH_SCHEMA,
+  DRAFT_SCHEMA,
+  PATCHED_SCHEMA,
+  REVISIONS_SCHEMA,
+  WORKER_ANSWER_SCHEMA,
+  WORKER_LIST_SCHEMA,
+  WORKER_PUBLISHED_SCHEMA,
+} from 'src/modules/workers/definitions/definitions.responses';
 
 @Controller('api/v1/workspaces/:ws')
 export class WorkersController {

@@ -116,7 +116,9 @@ export class WorkersService {
       for (const field of BODY_FIELDS) {
         const value = dto.body?.[field];
         if (value === null) delete body[field];
-        else if (value !== undefined) body[field] = field === 'environment_requests' ? (value as { environment_class: string }[]).map((r) => ({ environment_class: r.environment_class })) : value;
+        else if (value === undefined) continue;
+        else if (field === 'environment_requests') body[field] = (value as { environment_class: string }[]).map((r) => ({ environment_class: r.environment_class }));
+        else body[field] = value;
       }
       if (classesOf(body).length === 0) throw bodyError(['body', 'environment_requests'], 'a worker needs at least one environment class');
       return { body, preset: base.permissionPreset as PresetName, mode: dto.execution_mode ?? base.executionMode, limits: base.limits };

@@ -6,7 +6,15 @@ import { PageQuery } from 'src/common/pagination/query';
 import { PublishDto } from 'src/modules/workers/definitions/dto/workers.dto';
 import { CreateWorkflowDto, PatchWorkflowDto } from 'src/modules/workers/definitions/dto/workflows.dto';
 import { WorkflowsService } from 'src/modules/workers/definitions/workflows.service';
-import { CREATED_SCHEMA, DIGEST_MISMATCH_SCHEMA, PATCHED_SCHEMA, WORKFLOW_ANSWER_SCHEMA, WORKFLOW_LIST_SCHEMA, WORKFLOW_PUBLISHED_SCHEMA, WORKFLOW_REVISIONS_SCHEMA } from 'src/modules/workers/workers.responses';
+import {
+  CREATED_SCHEMA,
+  DIGEST_MISMATCH_SCHEMA,
+  PATCHED_SCHEMA,
+  WORKFLOW_ANSWER_SCHEMA,
+  WORKFLOW_LIST_SCHEMA,
+  WORKFLOW_PUBLISHED_SCHEMA,
+  WORKFLOW_REVISIONS_SCHEMA,
+} from 'src/modules/workers/definitions/definitions.responses';
 
 @Controller('api/v1/workspaces/:ws/workflows')
 export class WorkflowsController {

@@ -42,7 +42,15 @@ export class WorkflowsService {
       draft: async (tx, ws, at, steps) => {
         const { plan } = await this.entitlements.plan(ws.id, tx.manager);
         const triggers = ['manual', ...(plan.schedules_allowed ? ['schedule'] : []), ...(plan.webhooks_allowed ? ['webhook'] : [])];
-        return { id: at.revisionId, workspaceId: ws.id, workflowId: at.definitionId, revisionNumber: at.number, state: 'draft', steps, permittedTriggerTypes: triggers };
+        return {
+          id: at.revisionId,
+          workspaceId: ws.id,
+          workflowId: at.definitionId,
+          revisionNumber: at.number,
+          state: 'draft',
+          steps,
+          permittedTriggerTypes: triggers,
+        };
       },
       rewrite: (_tx, _ws, steps) => Promise.resolve({ steps }),
       digest: workflowDigest,

@@ -84,7 +84,11 @@ export class ReferenceService {
     const check = (name: string, state: string, detail: string) => ({ name, state, detail });
     const dependencies = [
       check('database', database, database === 'ok' ? 'PostgreSQL answers' : 'PostgreSQL does not answer'),
-      check('hot_path', redis, redis === 'not_configured' ? 'REDIS_URL is unset; the in-process cache is used' : redis === 'ok' ? 'Redis answers' : 'Redis does not answer'),
+      check(
+        'hot_path',
+        redis,
+        redis === 'not_configured' ? 'REDIS_URL is unset; the in-process cache is used' : redis === 'ok' ? 'Redis answers' : 'Redis does not answer',
+      ),
       check(
         'orchestrator',
         orchestrator,
@@ -95,7 +99,11 @@ export class ReferenceService {
           degraded: 'the orchestration service answers with an error',
         }[orchestrator],
       ),
-      check('assistant', assistantEnabled ? 'ok' : 'disabled', assistantEnabled ? 'worker drafting is enabled' : 'worker drafting is off; an operator enables it with the CLI'),
+      check(
+        'assistant',
+        assistantEnabled ? 'ok' : 'disabled',
+        assistantEnabled ? 'worker drafting is enabled' : 'worker drafting is off; an operator enables it with the CLI',
+      ),
       check('agent_passports', passports > 0 ? 'ok' : 'missing', `${passports} active virtual key(s) can serve as agent passports`),
     ];
     return {

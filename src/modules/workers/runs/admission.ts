@@ -48,7 +48,15 @@ export function admission(plan: RunPlan, standing: Standing): Refused | null {
   const outside = plan.kind === 'run' ? plan.classes.filter((c) => !entitlement.permitted_environment_classes.includes(c)) : [];
   const entitlementRefusal = (code: string, why: string, suggested_fix: string, upgrade: boolean): Refused => ({
     status: 402,
-    fields: { code, reason: 'entitlement', what: notStarted(plan), why, suggested_fix, ...(upgrade ? { fix_action: 'upgrade_plan' } : {}), rule_reference: RULES },
+    fields: {
+      code,
+      reason: 'entitlement',
+      what: notStarted(plan),
+      why,
+      suggested_fix,
+      ...(upgrade ? { fix_action: 'upgrade_plan' } : {}),
+      rule_reference: RULES,
+    },
   });
   const concurrencyRefusal = (code: string, why: string, suggested_fix: string): Refused => ({
     status: 409,

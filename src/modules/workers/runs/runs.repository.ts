@@ -16,13 +16,19 @@ export interface RunCounts {
   period_start: Date;
 }
 
+/** A run as a start records it; the hand-off, the controls and the database fill the rest. */
+export type NewRun = Omit<
+  WorkerRun,
+  'failure' | 'orchestratorRunId' | 'controlLeaseId' | 'controlLeaseHolder' | 'controlLeaseExpiresAt' | 'createdAt' | 'updatedAt' | 'endedAt'
+>;
+
 /** Every statement on `worker_runs` and `worker_run_artifacts`. */
 @Injectable()
 export class RunsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Records a run; answers the stored row (its timestamps are the database's). */
-  async insert(manager: EntityManager, row: Omit<WorkerRun, 'failure' | 'orchestratorRunId' | 'controlLeaseId' | 'controlLeaseHolder' | 'controlLeaseExpiresAt' | 'createdAt' | 'updatedAt' | 'endedAt'>): Promise<WorkerRun> {
+  async insert(manager: EntityManager, row: NewRun): Promise<WorkerRun> {
     await manager.insert(WorkerRun, row as QueryDeepPartialEntity<WorkerRun>);
     return manager.findOneByOrFail(WorkerRun, { workspaceId: row.workspaceId, id: row.id });
   }
@@ -44,7 +50,11 @@ export class RunsRepository {
 
   /** Moves a run from one of `from` to `to` (`ended` stamps `ended_at`); null when it was in none of them. */
   async move(manager: EntityManager, workspaceId: string, id: string, from: string[], to: WorkerRun['status'], ended: boolean): Promise<WorkerRun | null> {
-    const values: QueryDeepPartialEntity<WorkerRun> = { status: to, updatedAt: () => 'clock_timestamp()', ...(ended ? { endedAt: () => 'clock_timestamp()' } : {}) };
+    const values: QueryDeepPartialEntity<WorkerRun> = {
+      status: to,
+      updatedAt: () => 'clock_timestamp()',
+      ...(ended ? { endedAt: () => 'clock_timestamp()' } : {}),
+    };
     const { affected } = await manager.update(WorkerRun, { workspaceId, id, status: In(from) }, values);
     return affected ? manager.findOneByOrFail(WorkerRun, { workspaceId, id }) : null;
   }

@@ -1,7 +1,16 @@
 import { Schema, closedObject, count, id, nullableText, nullableTimestamp, text, timestamp } from 'src/common/http/document-schema';
 import { refusalSchema } from 'src/modules/workers/runs/refusals';
 import { RUN_SCHEMA } from 'src/modules/workers/runs/run.document';
-import { CAPABILITIES_SCHEMA, environmentClass, environmentClasses, LIMIT_SCHEMA, pageOf, prefixed, version, withCapabilities } from 'src/modules/workers/shared.responses';
+import {
+  CAPABILITIES_SCHEMA,
+  environmentClass,
+  environmentClasses,
+  LIMIT_SCHEMA,
+  pageOf,
+  prefixed,
+  version,
+  withCapabilities,
+} from 'src/modules/workers/shared.responses';
 
 /* The run schemas (the run itself is in run.document.ts, beside its mapper). */
 export { RUN_SCHEMA };
