@@ -1,4 +1,4 @@
-import { DataSource, EntityManager, EntityTarget, FindOptionsWhere } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, FindOptionsOrder, FindOptionsWhere } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 
 /** The columns every revisioned definition (`workers`, `workflows`) has. */
@@ -61,7 +61,7 @@ export abstract class RevisionedRepository<D extends DefinitionEntity, R extends
   /** Every revision of the definition, newest first. */
   revisions(workspaceId: string, parentId: string): Promise<R[]> {
     const where = { workspaceId, [this.parent]: parentId } as FindOptionsWhere<R>;
-    return this.dataSource.manager.find(this.revisionsOf, { where, order: { revisionNumber: 'DESC' } as never });
+    return this.dataSource.manager.find(this.revisionsOf, { where, order: { revisionNumber: 'DESC' } as FindOptionsOrder<R> });
   }
 
   async insert(manager: EntityManager, row: Partial<D>): Promise<void> {

@@ -41,7 +41,8 @@ export class WorkersController {
   @Answers(409, '`worker slug already exists`')
   @Answers(
     422,
-    '`unknown template`; `agent_passport_id must be the agent_id of an active virtual key of this workspace`; `credential_detected` in `display_name`, `description` or `instructions`',
+    '`unknown template`; `agent_passport_id must be the agent_id of an active virtual key of this workspace`; ' +
+      '`credential_detected` in `display_name`, `description` or `instructions`',
     'ValidationError',
   )
   create(@Workspace() ws: WorkspaceContext, @Body() body: CreateWorkerDto) {

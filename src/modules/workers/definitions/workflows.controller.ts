@@ -71,7 +71,8 @@ export class WorkflowsController {
   @Answers(409, 'Digest mismatch: `{detail: {revision_id, expected}}`, no `code`', DIGEST_MISMATCH_SCHEMA)
   @Answers(
     422,
-    'The graph, at `["revision", "steps", ...]`: `a workflow revision needs at least one step`, `duplicate step_id`, `unknown or unpublished worker`, `unknown step reference`, `steps form a cycle`, `condition_invalid`',
+    'The graph, at `["revision", "steps", ...]`: `a workflow revision needs at least one step`, `duplicate step_id`, ' +
+      '`unknown or unpublished worker`, `unknown step reference`, `steps form a cycle`, `condition_invalid`',
     'ValidationError',
   )
   publish(@Workspace() ws: WorkspaceContext, @Param('workflowId') workflowId: string, @Body() body: PublishDto) {
