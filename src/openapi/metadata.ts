@@ -4,8 +4,8 @@ export default async () => {
         ["../modules/model-providers/dto/pricing.dto"]: await import("../modules/model-providers/dto/pricing.dto"),
         ["../modules/policy/dto/policy.dto"]: await import("../modules/policy/dto/policy.dto"),
         ["../modules/webhooks/dto/evidence.dto"]: await import("../modules/webhooks/dto/evidence.dto"),
-        ["../modules/workers/dto/workers.dto"]: await import("../modules/workers/dto/workers.dto"),
-        ["../modules/workers/dto/workflows.dto"]: await import("../modules/workers/dto/workflows.dto")
+        ["../modules/workers/definitions/dto/workers.dto"]: await import("../modules/workers/definitions/dto/workers.dto"),
+        ["../modules/workers/definitions/dto/workflows.dto"]: await import("../modules/workers/definitions/dto/workflows.dto")
     };
     return {
         "@nestjs/swagger": {
@@ -88,16 +88,16 @@ export default async () => {
                         "ReceiptQueryDto": { revision: { required: false, type: () => Number, minimum: 1 } },
                         "RevisionsQueryDto": { limit: { required: true, type: () => Number, default: 50, minimum: 1, maximum: 200 }, before_revision: { required: false, type: () => Number, minimum: 1 } }
                     }],
-                [import("../modules/workers/dto/workers.dto"), {
+                [import("../modules/workers/definitions/dto/workers.dto"), {
                         "DraftWorkerDto": { job_description: { required: true, type: () => String, minLength: 1, maxLength: 4000 }, template_id: { required: false, type: () => String, maxLength: 64 }, execution_mode: { required: false, type: () => String }, permission_preset: { required: false, type: () => String } },
                         "CreateWorkerDto": { slug: { required: true, type: () => String, minLength: 1, maxLength: 64 }, display_name: { required: true, type: () => String, minLength: 1, maxLength: 200 }, description: { required: false, type: () => String, nullable: true, maxLength: 2000 }, agent_passport_id: { required: true, type: () => String, minLength: 1, maxLength: 128 }, template_id: { required: false, type: () => String, nullable: true, maxLength: 64 }, environment_classes: { required: false, type: () => [String], minItems: 1, maxItems: 8 }, instructions: { required: false, type: () => String, nullable: true, maxLength: 20000 } },
                         "EnvironmentRequestDto": { environment_class: { required: true, type: () => String } },
-                        "RevisionBodyDto": { instructions: { required: false, type: () => String, nullable: true, maxLength: 20000 }, runtime_adapter: { required: false, type: () => String, nullable: true, minLength: 1, maxLength: 64 }, model_constraints: { required: false, type: "object", additionalProperties: true, nullable: true }, environment_requests: { required: false, type: () => [t["../modules/workers/dto/workers.dto"].EnvironmentRequestDto], nullable: true, minItems: 1, maxItems: 8 }, connections: { required: false, type: () => [String], nullable: true, maxItems: 64, pattern: "^conn_[A-Za-z0-9]{1,60}$" }, session_profile_ids: { required: false, type: () => [String], nullable: true, maxItems: 16 }, output_contract: { required: false, type: "object", additionalProperties: true, nullable: true } },
-                        "PatchWorkerDto": { body: { required: false, type: () => t["../modules/workers/dto/workers.dto"].RevisionBodyDto }, execution_mode: { required: false, type: () => String } },
+                        "RevisionBodyDto": { instructions: { required: false, type: () => String, nullable: true, maxLength: 20000 }, runtime_adapter: { required: false, type: () => String, nullable: true, minLength: 1, maxLength: 64 }, model_constraints: { required: false, type: "object", additionalProperties: true, nullable: true }, environment_requests: { required: false, type: () => [t["../modules/workers/definitions/dto/workers.dto"].EnvironmentRequestDto], nullable: true, minItems: 1, maxItems: 8 }, connections: { required: false, type: () => [String], nullable: true, maxItems: 64, pattern: "^conn_[A-Za-z0-9]{1,60}$" }, session_profile_ids: { required: false, type: () => [String], nullable: true, maxItems: 16 }, output_contract: { required: false, type: "object", additionalProperties: true, nullable: true } },
+                        "PatchWorkerDto": { body: { required: false, type: () => t["../modules/workers/definitions/dto/workers.dto"].RevisionBodyDto }, execution_mode: { required: false, type: () => String } },
                         "PublishDto": { revision_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, revision_digest: { required: true, type: () => String, pattern: "^sha256:[0-9a-f]{64}$" }, expected_published_revision_id: { required: true, type: () => String, nullable: true, description: "Required, null for a first publish.", maxLength: 64 } },
                         "ListWorkersQuery": { lifecycle: { required: false, type: () => String } }
                     }],
-                [import("../modules/workers/dto/runs.dto"), {
+                [import("../modules/workers/runs/dto/runs.dto"), {
                         "StartRunDto": { worker_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, input: { required: false, type: "object", additionalProperties: true }, session_profile_id: { required: false, type: () => String, maxLength: 64 } },
                         "StartDemoRunDto": { template_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, input: { required: false, type: "object", additionalProperties: true } },
                         "EstimateDto": { worker_id: { required: false, type: () => String, maxLength: 64 }, template_id: { required: false, type: () => String, maxLength: 64 } },
@@ -105,10 +105,10 @@ export default async () => {
                         "ListRunsQuery": { status: { required: false, type: () => String }, worker_id: { required: false, type: () => String, maxLength: 64 } },
                         "CreateSessionProfileDto": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, environment_class: { required: true, type: () => String }, description: { required: false, type: () => String, nullable: true, maxLength: 2000 } }
                     }],
-                [import("../modules/workers/dto/workflows.dto"), {
+                [import("../modules/workers/definitions/dto/workflows.dto"), {
                         "CreateWorkflowDto": { slug: { required: true, type: () => String, minLength: 1, maxLength: 64 }, display_name: { required: true, type: () => String, minLength: 1, maxLength: 200 }, description: { required: false, type: () => String, nullable: true, maxLength: 2000 } },
                         "WorkflowStepDto": { step_id: { required: true, type: () => String, minLength: 1, maxLength: 64, pattern: "^[a-z0-9][a-z0-9_-]*$" }, worker_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, depends_on: { required: false, type: () => [String], maxItems: 64 }, condition: { required: false, type: () => String, minLength: 1, maxLength: 2000 } },
-                        "PatchWorkflowDto": { steps: { required: true, type: () => [t["../modules/workers/dto/workflows.dto"].WorkflowStepDto], maxItems: 64 } }
+                        "PatchWorkflowDto": { steps: { required: true, type: () => [t["../modules/workers/definitions/dto/workflows.dto"].WorkflowStepDto], maxItems: 64 } }
                     }],
                 [import("../modules/routing/dto/routing-query.dto"), {
                         "RouteDecisionsQuery": { limit: { required: true, type: () => Number, default: 50, minimum: 1, maximum: 200 }, before: { required: false, type: () => String, minLength: 1, maxLength: 1024 }, capability: { required: false, type: () => String } }
@@ -274,7 +274,38 @@ export default async () => {
                             "diff": { summary: "The policies added, removed and changed between two sources: a revision id, `draft` or `published`." }
                         }
                     }],
-                [import("../modules/workers/runs.controller"), {
+                [import("../modules/workers/definitions/workers.controller"), {
+                        "WorkersController": {
+                            "draft": {},
+                            "create": {},
+                            "list": {},
+                            "get": {},
+                            "patch": {},
+                            "versions": {},
+                            "publish": {}
+                        }
+                    }],
+                [import("../modules/workers/definitions/workflows.controller"), {
+                        "WorkflowsController": {
+                            "create": {},
+                            "list": {},
+                            "get": {},
+                            "patch": {},
+                            "versions": {},
+                            "publish": {}
+                        }
+                    }],
+                [import("../modules/workers/reference/reference.controller"), {
+                        "ReferenceController": {
+                            "templates": {},
+                            "environments": {},
+                            "entitlements": {},
+                            "presets": {},
+                            "modes": {},
+                            "doctor": {}
+                        }
+                    }],
+                [import("../modules/workers/runs/runs.controller"), {
                         "RunsController": {
                             "estimate": {},
                             "start": {},
@@ -290,37 +321,6 @@ export default async () => {
                             "listProfiles": {},
                             "getProfile": {},
                             "revokeProfile": {}
-                        }
-                    }],
-                [import("../modules/workers/reference.controller"), {
-                        "ReferenceController": {
-                            "templates": {},
-                            "environments": {},
-                            "entitlements": {},
-                            "presets": {},
-                            "modes": {},
-                            "doctor": {}
-                        }
-                    }],
-                [import("../modules/workers/workers.controller"), {
-                        "WorkersController": {
-                            "draft": {},
-                            "create": {},
-                            "list": {},
-                            "get": {},
-                            "patch": {},
-                            "versions": {},
-                            "publish": {}
-                        }
-                    }],
-                [import("../modules/workers/workflows.controller"), {
-                        "WorkflowsController": {
-                            "create": {},
-                            "list": {},
-                            "get": {},
-                            "patch": {},
-                            "versions": {},
-                            "publish": {}
                         }
                     }],
                 [import("../modules/receipts/receipts.controller"), {

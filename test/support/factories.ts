@@ -62,4 +62,93 @@ export async function activeModelConnection(t: TestApp, workspaceId: string, cre
   const sealed = { kind: 'key' as const, envelope: 'sealed', keyId: 'k', last4: 'abcd', scheme: 'bearer', grantCleared: false };
   await repository.activateCredential(t.db.manager, workspaceId, id, sealed);
   return id;
+
+// workers
+// The orchestrator reports run states and artifacts, and billing sets plans: neither has a route in
+// control, so these states are written here. Workspace flags go through WorkspacesService (the CLI's way).
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
+import type { TestApp as WorkersTestApp } from 'test/support/app';
+
+/** The workspace's Workers plan (a `worker_plans` row; without one the plan is `free`). */
+export async function setWorkerPlan(t: WorkersTestApp, workspaceId: string, plan: string): Promise<void> {
+  await t.db.query(`INSERT INTO worker_plans (workspace_id, plan) VALUES ($1, $2) ON CONFLICT (workspace_id) DO UPDATE SET plan = excluded.plan`, [
+    workspaceId,
+    plan,
+  ]);
+}
+
+/** Back to the `free` plan: the workspace's `worker_plans` row removed. */
+export async function clearWorkerPlan(t: WorkersTestApp, workspaceId: string): Promise<void> {
+  await t.db.query(`DELETE FROM worker_plans WHERE workspace_id = $1`, [workspaceId]);
+}
+
+export interface SeededRun {
+  id: string;
+  kind: 'run' | 'demo';
+  status: string;
+  environment_classes: string[];
+  orchestrator_run_id: string | null;
+  template_id?: string;
+}
+
+/** Run rows as the orchestrator's reports would leave them (counted by the usage and environment reads). */
+export async function seedWorkerRuns(t: WorkersTestApp, workspaceId: string, userId: string, runs: SeededRun[]): Promise<void> {
+  await t.db.query(
+    `INSERT INTO worker_runs (id, workspace_id, kind, template_id, status, environment_classes, input, created_by_user_id, orchestrator_run_id)
+     SELECT r.id, $1, r.kind, r.template_id, r.status, string_to_array(r.classes, ','), '{}', $2, r.orchestrator_run_id
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS r(id, kind, template_id, status, classes, orchestrator_run_id)`,
+    [
+      workspaceId,
+      userId,
+      runs.map((r) => r.id),
+      runs.map((r) => r.kind),
+      runs.map((r) => r.template_id ?? null),
+      runs.map((r) => r.status),
+      runs.map((r) => r.environment_classes.join(',')),
+      runs.map((r) => r.orchestrator_run_id),
+    ],
+  );
+}
+
+/** Removes the workspace's run rows whose id starts with `idPrefix` (all of them without one). */
+export async function deleteWorkerRuns(t: WorkersTestApp, workspaceId: string, idPrefix = ''): Promise<void> {
+  await t.db.query(`DELETE FROM worker_runs WHERE workspace_id = $1 AND starts_with(id, $2)`, [workspaceId, idPrefix]);
+}
+
+/** The state the orchestrator reported for a run (`running` after it started, say). */
+export async function setWorkerRunStatus(t: WorkersTestApp, runId: string, status: string): Promise<void> {
+  await t.db.query(`UPDATE worker_runs SET status = $2 WHERE id = $1`, [runId, status]);
+}
+
+/** Every active run of the workspace ended `cancelled`, freeing the concurrency slots between tests. */
+export async function cancelActiveWorkerRuns(t: WorkersTestApp, workspaceId: string): Promise<void> {
+  await t.db.query(`UPDATE worker_runs SET status = 'cancelled' WHERE workspace_id = $1 AND status IN ('starting', 'queued', 'running', 'paused')`, [
+    workspaceId,
+  ]);
+}
+
+/** Artifacts the orchestrator recorded for a run; `expires_in_seconds` may be negative (already expired). */
+export async function seedRunArtifacts(
+  t: WorkersTestApp,
+  workspaceId: string,
+  runId: string,
+  artifacts: { id: string; name: string; media_type: string; size_bytes: number; digest: string; expires_in_seconds: number }[],
+): Promise<void> {
+  for (const a of artifacts) {
+    await t.db.query(
+      `INSERT INTO worker_run_artifacts (id, workspace_id, run_id, name, media_type, size_bytes, digest, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8))`,
+      [a.id, workspaceId, runId, a.name, a.media_type, a.size_bytes, a.digest, a.expires_in_seconds],
+    );
+  }
+}
+
+/** A retired Worker: no route retires one yet, the lifecycle value exists for the patch refusal. */
+export async function retireWorker(t: WorkersTestApp, workerId: string): Promise<void> {
+  await t.db.query(`UPDATE workers SET lifecycle = 'retired' WHERE id = $1`, [workerId]);
+}
+
+/** Freezes or unfreezes a workspace, or turns its assistant on or off, as the operations CLI does. */
+export async function setWorkspaceFlag(t: WorkersTestApp, workspaceId: string, flag: 'frozen' | 'assistant_enabled', value: boolean): Promise<void> {
+  await t.app.get(WorkspacesService).setFlag(workspaceId, flag, value);
 }

@@ -2,6 +2,7 @@ import { Role } from 'src/platform/access/actions';
 import { Operator, startTestApp, TestApp } from 'test/support/app';
 import { call, expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { mintPassport } from 'test/support/workers';
+import { clearWorkerPlan, deleteWorkerRuns, seedWorkerRuns, setWorkerPlan, setWorkspaceFlag } from 'test/support/factories';
 
 describe('Workers reference documents', () => {
   let t: TestApp;
@@ -63,12 +64,12 @@ describe('Workers reference documents', () => {
     });
 
     it('follows the plan row', async () => {
-      await t.db.query(`INSERT INTO worker_plans (workspace_id, plan) VALUES ($1, 'builder')`, [ws()]);
+      await setWorkerPlan(t, ws(), 'builder');
       try {
         const res = await call(t, 'get', `/api/v1/workspaces/${ws()}/worker-environments`, owner).expect(200);
         expect(res.body.environments.find((e: { environment_class: string }) => e.environment_class === 'browser').status).toBe('available');
       } finally {
-        await t.db.query(`DELETE FROM worker_plans WHERE workspace_id = $1`, [ws()]);
+        await clearWorkerPlan(t, ws());
       }
     });
 
@@ -102,12 +103,11 @@ describe('Workers reference documents', () => {
 
     it('counts runs from the run rows', async () => {
       const user = owner.userId;
-      await t.db.query(
-        `INSERT INTO worker_runs (id, workspace_id, kind, status, environment_classes, input, created_by_user_id, orchestrator_run_id)
-         VALUES ('run_e1', $1, 'run', 'running', '{code,browser}', '{}', $2, 'o1'), ('run_e2', $1, 'demo', 'succeeded', '{code}', '{}', $2, 'o2'),
-                ('run_e3', $1, 'run', 'failed', '{code}', '{}', $2, NULL)`,
-        [ws(), user],
-      );
+      await seedWorkerRuns(t, ws(), user, [
+        { id: 'run_e1', kind: 'run', status: 'running', environment_classes: ['code', 'browser'], orchestrator_run_id: 'o1' },
+        { id: 'run_e2', kind: 'demo', status: 'succeeded', environment_classes: ['code'], orchestrator_run_id: 'o2' },
+        { id: 'run_e3', kind: 'run', status: 'failed', environment_classes: ['code'], orchestrator_run_id: null },
+      ]);
       try {
         const res = await call(t, 'get', `/api/v1/workspaces/${ws()}/workers-entitlements`, owner).expect(200);
         expect(res.body.usage).toMatchObject({ runs_started: 1, demo_runs_started: 1, active_runs: 1, active_environments: 2 });
@@ -115,7 +115,7 @@ describe('Workers reference documents', () => {
         const envs = await call(t, 'get', `/api/v1/workspaces/${ws()}/worker-environments`, owner).expect(200);
         expect(envs.body.environments.find((e: { environment_class: string }) => e.environment_class === 'browser').active_runs).toBe(1);
       } finally {
-        await t.db.query(`DELETE FROM worker_runs WHERE workspace_id = $1`, [ws()]);
+        await deleteWorkerRuns(t, ws());
       }
     });
 
@@ -201,12 +201,12 @@ describe('Workers reference documents', () => {
     });
 
     it('keeps only reads in a frozen workspace', async () => {
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [ws()]);
+      await setWorkspaceFlag(t, ws(), 'frozen', true);
       try {
         const res = await call(t, 'get', `/api/v1/workspaces/${ws()}/execution-modes`, owner).expect(200);
         expect(res.body.capabilities).toEqual({ can_read: true, can_author: false, can_run: false, can_publish: false, can_take_control: false, can_manage_billing: false });
       } finally {
-        await t.db.query(`UPDATE workspaces SET frozen = false WHERE id = $1`, [ws()]);
+        await setWorkspaceFlag(t, ws(), 'frozen', false);
       }
     });
   });
@@ -218,12 +218,12 @@ describe('Workers reference documents', () => {
       expect(states).toEqual({ database: 'ok', hot_path: 'ok', orchestrator: 'not_configured', assistant: 'disabled', agent_passports: 'missing' });
       expect(res.body.ok).toBe(false);
 
-      await t.db.query(`UPDATE workspaces SET assistant_enabled = true WHERE id = $1`, [ws()]);
+      await setWorkspaceFlag(t, ws(), 'assistant_enabled', true);
       await mintPassport(t, owner, 'doctor-agent');
       const again = await call(t, 'get', `/api/v1/workspaces/${ws()}/workers-doctor`, owner).expect(200);
       const after = Object.fromEntries(again.body.dependencies.map((d: { name: string; state: string }) => [d.name, d.state]));
       expect(after).toMatchObject({ assistant: 'ok', agent_passports: 'ok' });
-      await t.db.query(`UPDATE workspaces SET assistant_enabled = false WHERE id = $1`, [ws()]);
+      await setWorkspaceFlag(t, ws(), 'assistant_enabled', false);
     });
 
     it('authorization matrix', () => expectAccessMatrix(t, owner, members, { method: 'get', path: (w) => `/api/v1/workspaces/${w}/workers-doctor`, minRole: 'viewer', read: true }));

@@ -4,6 +4,7 @@ import { Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/ap
 import { OrchestratorEmulator } from 'test/support/orchestrator-emulator';
 import { call, expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { digestOf, mintPassport } from 'test/support/workers';
+import { cancelActiveWorkerRuns, deleteWorkerRuns, seedRunArtifacts, seedWorkerRuns, setWorkerPlan, setWorkerRunStatus } from 'test/support/factories';
 
 /** A published worker in `op`'s workspace. */
 async function publishedWorker(t: TestApp, op: Operator, slug: string, extra: object = {}): Promise<string> {
@@ -97,7 +98,7 @@ describe('runs with an orchestrator', () => {
     members = await roleMembers(t, owner);
     await mintPassport(t, owner, 'agent');
     workerId = await publishedWorker(t, owner, 'main', { instructions: 'Do it.' });
-    await t.db.query(`INSERT INTO worker_plans (workspace_id, plan) VALUES ($1, 'team')`, [owner.workspaceId]);
+    await setWorkerPlan(t, owner.workspaceId, 'team');
   });
   afterAll(async () => {
     await t.close();
@@ -105,7 +106,7 @@ describe('runs with an orchestrator', () => {
   });
 
   const base = () => `/api/v1/workspaces/${owner.workspaceId}`;
-  const cancelAll = () => t.db.query(`UPDATE worker_runs SET status = 'cancelled' WHERE workspace_id = $1 AND status IN ('starting', 'queued', 'running', 'paused')`, [owner.workspaceId]);
+  const cancelAll = () => cancelActiveWorkerRuns(t, owner.workspaceId);
   beforeEach(async () => {
     orchestrator.refuse = false;
     await cancelAll();
@@ -161,20 +162,17 @@ describe('runs with an orchestrator', () => {
     expect((await call(t, 'post', `${base()}/worker-runs`, owner, { worker_id: draftOnly }).expect(409)).body.detail.code).toBe('worker_not_published');
     const mobile = await publishedWorker(t, owner, 'mobile', { environment_classes: ['mobile'] });
     expect((await call(t, 'post', `${base()}/worker-runs`, owner, { worker_id: mobile }).expect(409)).body.detail.code).toBe('environment_unavailable');
-    await t.db.query(`UPDATE worker_plans SET plan = 'free' WHERE workspace_id = $1`, [owner.workspaceId]);
+    await setWorkerPlan(t, owner.workspaceId, 'free');
     try {
       const browser = await publishedWorker(t, owner, 'browser', { environment_classes: ['browser'] });
       const res = await call(t, 'post', `${base()}/worker-runs`, owner, { worker_id: browser }).expect(402);
       expect(res.body.detail).toMatchObject({ code: 'environment_not_in_plan', fix_action: 'upgrade_plan', set_by: 'control' });
-      await t.db.query(
-        `INSERT INTO worker_runs (id, workspace_id, kind, status, environment_classes, input, created_by_user_id, orchestrator_run_id)
-         SELECT 'run_fill' || g, $1, 'run', 'succeeded', '{code}', '{}', $2, 'x' FROM generate_series(1, 50) g`,
-        [owner.workspaceId, owner.userId],
-      );
+      const fill = Array.from({ length: 50 }, (_, i) => ({ id: `run_fill${i + 1}`, kind: 'run' as const, status: 'succeeded', environment_classes: ['code'], orchestrator_run_id: 'x' }));
+      await seedWorkerRuns(t, owner.workspaceId, owner.userId, fill);
       expect((await call(t, 'post', `${base()}/worker-runs`, owner, { worker_id: workerId }).expect(402)).body.detail.code).toBe('run_allowance_exhausted');
-      await t.db.query(`DELETE FROM worker_runs WHERE id LIKE 'run_fill%'`);
+      await deleteWorkerRuns(t, owner.workspaceId, 'run_fill');
     } finally {
-      await t.db.query(`UPDATE worker_plans SET plan = 'team' WHERE workspace_id = $1`, [owner.workspaceId]);
+      await setWorkerPlan(t, owner.workspaceId, 'team');
     }
     await call(t, 'post', `${base()}/worker-runs`, owner, { worker_id: 'wkr_000000000000000000000000' }).expect(404);
     const profile = await call(t, 'post', `${base()}/worker-runs`, owner, { worker_id: workerId, session_profile_id: 'wsp_missing' }).expect(422);
@@ -189,12 +187,11 @@ describe('runs with an orchestrator', () => {
   });
 
   it('refuses a demo run once the trial allowance is used up, recording nothing', async () => {
-    await t.db.query(`UPDATE worker_plans SET plan = 'free' WHERE workspace_id = $1`, [owner.workspaceId]);
-    await t.db.query(
-      `INSERT INTO worker_runs (id, workspace_id, kind, template_id, status, environment_classes, input, created_by_user_id, orchestrator_run_id)
-       SELECT 'run_trial' || g, $1, 'demo', 'tpl_web_research', 'succeeded', '{research}', '{}', $2, 'x' FROM generate_series(1, 3) g`,
-      [owner.workspaceId, owner.userId],
-    );
+    await setWorkerPlan(t, owner.workspaceId, 'free');
+    const trial = [1, 2, 3].map((g) => ({
+      id: `run_trial${g}`, kind: 'demo' as const, template_id: 'tpl_web_research', status: 'succeeded', environment_classes: ['research'], orchestrator_run_id: 'x',
+    }));
+    await seedWorkerRuns(t, owner.workspaceId, owner.userId, trial);
     const runs = async () => (await t.db.query(`SELECT count(*)::int AS n FROM worker_runs WHERE workspace_id = $1`, [owner.workspaceId]))[0].n;
     try {
       const before = await runs();
@@ -212,8 +209,8 @@ describe('runs with an orchestrator', () => {
       });
       expect(await runs()).toBe(before);
     } finally {
-      await t.db.query(`DELETE FROM worker_runs WHERE id LIKE 'run_trial%'`);
-      await t.db.query(`UPDATE worker_plans SET plan = 'team' WHERE workspace_id = $1`, [owner.workspaceId]);
+      await deleteWorkerRuns(t, owner.workspaceId, 'run_trial');
+      await setWorkerPlan(t, owner.workspaceId, 'team');
     }
   });
 
@@ -227,7 +224,7 @@ describe('runs with an orchestrator', () => {
 
   describe('run controls', () => {
     const start = async () => (await call(t, 'post', `${base()}/worker-runs`, owner, { worker_id: workerId }).expect(201)).body.run.run_id as string;
-    const setStatus = (id: string, status: string) => t.db.query(`UPDATE worker_runs SET status = $2 WHERE id = $1`, [id, status]);
+    const setStatus = (id: string, status: string) => setWorkerRunStatus(t, id, status);
 
     it('pause, resume and cancel follow the state rules and reach the orchestrator', async () => {
       const id = await start();
@@ -289,12 +286,10 @@ describe('runs with an orchestrator', () => {
 
     it('serves artifacts of the run while retained', async () => {
       const id = await start();
-      await t.db.query(
-        `INSERT INTO worker_run_artifacts (id, workspace_id, run_id, name, media_type, size_bytes, digest, expires_at)
-         VALUES ('art_1', $1, $2, 'report.md', 'text/markdown', 1234, 'sha256:ab', now() + interval '7 days'),
-                ('art_old', $1, $2, 'old.md', 'text/markdown', 1, 'sha256:cd', now() - interval '1 second')`,
-        [owner.workspaceId, id],
-      );
+      await seedRunArtifacts(t, owner.workspaceId, id, [
+        { id: 'art_1', name: 'report.md', media_type: 'text/markdown', size_bytes: 1234, digest: 'sha256:ab', expires_in_seconds: 7 * 86400 },
+        { id: 'art_old', name: 'old.md', media_type: 'text/markdown', size_bytes: 1, digest: 'sha256:cd', expires_in_seconds: -1 },
+      ]);
       const res = await call(t, 'get', `${base()}/worker-runs/${id}/artifacts/art_1`, members.viewer).expect(200);
       expect(res.body.artifact).toMatchObject({ artifact_id: 'art_1', run_id: id, name: 'report.md', size_bytes: 1234, media_type: 'text/markdown' });
       expect((await call(t, 'get', `${base()}/worker-runs/${id}/artifacts/art_old`, owner).expect(404)).body).toEqual({ detail: 'artifact not found' });

@@ -3,6 +3,7 @@ import { Role } from 'src/platform/access/actions';
 import { Operator, startTestApp, TestApp } from 'test/support/app';
 import { call, expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { canonical, digestOf, mintPassport } from 'test/support/workers';
+import { clearWorkerPlan, setWorkerPlan } from 'test/support/factories';
 
 const digest = (rev: { steps: unknown; permitted_trigger_types: unknown }) =>
   `sha256:${createHash('sha256').update(canonical({ permitted_trigger_types: rev.permitted_trigger_types, steps: rev.steps })).digest('hex')}`;
@@ -59,12 +60,12 @@ describe('Workflows and their versions', () => {
   });
 
   it('takes schedules and webhooks from the entitlement', async () => {
-    await t.db.query(`INSERT INTO worker_plans (workspace_id, plan) VALUES ($1, 'pro')`, [owner.workspaceId]);
+    await setWorkerPlan(t, owner.workspaceId, 'pro');
     try {
       const id = await newWorkflow();
       expect((await revisions(id))[0].permitted_trigger_types).toEqual(['manual', 'schedule', 'webhook']);
     } finally {
-      await t.db.query(`DELETE FROM worker_plans WHERE workspace_id = $1`, [owner.workspaceId]);
+      await clearWorkerPlan(t, owner.workspaceId);
     }
   });
 

@@ -2,6 +2,7 @@ import { Role } from 'src/platform/access/actions';
 import { Operator, startTestApp, TestApp } from 'test/support/app';
 import { call, expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { digestOf, mintPassport } from 'test/support/workers';
+import { retireWorker, setWorkspaceFlag } from 'test/support/factories';
 
 const SECRET = ['sk-', 'proj-', 'Xk2m9PqL4vR7tY1wZ8bN3cF6hJ0dS5aG'].join('');
 
@@ -19,7 +20,7 @@ describe('Worker drafts, definitions and revisions', () => {
 
   const ws = () => owner.workspaceId;
   const base = () => `/api/v1/workspaces/${ws()}`;
-  const setAssistant = (on: boolean) => t.db.query(`UPDATE workspaces SET assistant_enabled = $2 WHERE id = $1`, [ws(), on]);
+  const setAssistant = (on: boolean) => setWorkspaceFlag(t, ws(), 'assistant_enabled', on);
   let seq = 0;
   const newWorker = async (extra: object = {}) => {
     seq += 1;
@@ -343,7 +344,7 @@ describe('Worker drafts, definitions and revisions', () => {
 
     it('answers 409 worker is retired, leaving the revisions alone', async () => {
       const workerId = await newWorker();
-      await t.db.query(`UPDATE workers SET lifecycle = 'retired' WHERE id = $1`, [workerId]);
+      await retireWorker(t, workerId);
       const res = await call(t, 'patch', `${base()}/workers/${workerId}`, owner, { execution_mode: 'safe' }).expect(409);
       expect(res.body).toEqual({ detail: 'worker is retired' });
       expect((await versions(workerId))[0].execution_mode).toBe('balanced');

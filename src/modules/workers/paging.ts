@@ -12,13 +12,13 @@ export function cursorPosition(scope: string, cursor: string | undefined): { at:
   return { at: new Date(value.at), id: value.id };
 }
 
-/** A listed row: an entity, or a snake_case row of a hand-written list. */
-type Positioned = { id: string } & ({ createdAt: Date } | { created_at: Date });
+/** A listed row (an entity): its keyset position. */
+type Positioned = { id: string; createdAt: Date };
 
 /** The page (rows were read with `limit + 1`) and the cursor of the next one, or null on the last page. */
 export function page<R extends Positioned>(scope: string, rows: R[], limit: number): { rows: R[]; next_cursor: string | null } {
   const kept = rows.slice(0, limit);
   const last = kept[kept.length - 1];
   if (rows.length <= limit || !last) return { rows: kept, next_cursor: null };
-  return { rows: kept, next_cursor: encodeCursor(CURSOR, scope, { at: formatTimeRequired('createdAt' in last ? last.createdAt : last.created_at), id: last.id }) };
+  return { rows: kept, next_cursor: encodeCursor(CURSOR, scope, { at: formatTimeRequired(last.createdAt), id: last.id }) };
 }

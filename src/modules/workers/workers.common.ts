@@ -31,19 +31,3 @@ export class DetailObjectError extends ApiError {
     return { detail: this.body };
   }
 }
-
-export interface Refusal {
-  code: string;
-  reason: string;
-  what: string;
-  why: string;
-  suggested_fix: string;
-  fix_action?: string;
-  rule_reference?: string;
-  run_id?: string;
-}
-
-/** A typed Workers refusal (connections spec section 2): the fields of `refusal` and `set_by` `control`. */
-export const refusal = (status: number, fields: Refusal) => new DetailObjectError(status, { ...fields, set_by: 'control' });
-
-export const createdBy = (ws: WorkspaceContext) => ({ kind: 'operator', id: ws.operator.userId, display_name: ws.operator.email });

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { EnvironmentClass } from 'src/modules/workers/workers.data';
-import type { RUN_STATES } from 'src/modules/workers/dto/runs.dto';
+import type { RUN_STATES } from 'src/modules/workers/runs/dto/runs.dto';
 
 /** `worker_runs`: A run or demo run handed to the orchestrator. */
 @Entity({ name: 'worker_runs' })

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { WorkflowStep } from 'src/modules/workers/workflow-graph';
+import type { WorkflowStep } from 'src/modules/workers/definitions/workflow-graph';
 
 /** `workflow_revisions`: One revision of a workflow. */
 @Entity({ name: 'workflow_revisions' })

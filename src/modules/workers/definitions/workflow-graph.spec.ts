@@ -1,4 +1,4 @@
-import { graphErrors } from 'src/modules/workers/workflow-graph';
+import { graphErrors } from 'src/modules/workers/definitions/workflow-graph';
 
 const workers = new Set(['wkr_a']);
 const step = (step_id: string, depends_on: string[] = [], condition?: string) => ({ step_id, worker_id: 'wkr_a', depends_on, ...(condition ? { condition } : {}) });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { revisionDigest } from 'src/modules/workers/revision-digest';
+import { revisionDigest } from 'src/modules/workers/definitions/revision-digest';
 
 /** An independent canonical form: recursive, written without the project's helper. */
 function canonical(value: unknown): string {

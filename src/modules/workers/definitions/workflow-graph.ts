@@ -1,5 +1,5 @@
 import { FieldError } from 'src/common/http/errors';
-import { compileCondition } from 'src/modules/workers/condition';
+import { compileCondition } from 'src/modules/workers/definitions/condition';
 
 export interface WorkflowStep {
   step_id: string;

@@ -3,9 +3,9 @@ import { IsIn, IsOptional } from 'class-validator';
 import { Action, Authenticated } from 'src/platform/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Returns } from 'src/common/http/documented';
-import { ReferenceService } from 'src/modules/workers/reference.service';
+import { ReferenceService } from 'src/modules/workers/reference/reference.service';
 import { TEMPLATE_CLASSES } from 'src/modules/workers/workers.data';
-import { DOCTOR_SCHEMA, ENTITLEMENTS_SCHEMA, ENVIRONMENTS_SCHEMA, MODES_SCHEMA, PRESETS_SCHEMA, TEMPLATES_SCHEMA } from 'src/modules/workers/workers.responses';
+import { DOCTOR_SCHEMA, ENTITLEMENTS_SCHEMA, ENVIRONMENTS_SCHEMA, MODES_SCHEMA, PRESETS_SCHEMA, TEMPLATES_SCHEMA } from 'src/modules/workers/reference/reference.responses';
 
 class TemplatesQuery {
   @IsOptional() @IsIn(TEMPLATE_CLASSES) category?: string;

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { formatTimeRequired } from 'src/common/time/time';
 import { capabilitiesFor } from 'src/modules/workers/workers.common';
+import { WorkerPlansRepository } from 'src/modules/workers/reference/worker-plans.repository';
+import { RunsRepository } from 'src/modules/workers/runs/runs.repository';
 import { ENVIRONMENT_CLASSES, EnvironmentClass, Limit, Plan, planOf, PLANS, RUNNABLE_CLASSES } from 'src/modules/workers/workers.data';
-
-export const ACTIVE_RUN_STATES = ['starting', 'queued', 'running', 'paused'];
 
 export interface Usage {
   runs_started: number;
@@ -37,25 +37,19 @@ const remaining = (limit: Limit, used: number): Limit => (limit.kind === 'unlimi
  */
 @Injectable()
 export class EntitlementsService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly plans: WorkerPlansRepository,
+    private readonly runs: RunsRepository,
+  ) {}
 
-  async plan(manager: EntityManager, workspaceId: string): Promise<{ plan: Plan; cardOnFile: boolean }> {
-    const rows: { plan: string; card_on_file: boolean }[] = await manager.query(`SELECT plan, card_on_file FROM worker_plans WHERE workspace_id = $1`, [workspaceId]);
-    return { plan: planOf(rows[0]?.plan ?? 'free'), cardOnFile: rows[0]?.card_on_file ?? false };
+  /** The plan (`manager`: inside a caller's transaction). */
+  async plan(workspaceId: string, manager?: EntityManager): Promise<{ plan: Plan; cardOnFile: boolean }> {
+    const row = await this.plans.find(workspaceId, manager);
+    return { plan: planOf(row?.plan ?? 'free'), cardOnFile: row?.cardOnFile ?? false };
   }
 
-  async usage(manager: EntityManager, workspaceId: string): Promise<Usage> {
-    const [row]: { runs: number; demos: number; active: number; environments: number; period_start: Date }[] = await manager.query(
-      `WITH period AS (SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS start)
-       SELECT count(*) FILTER (WHERE r.kind = 'run' AND r.orchestrator_run_id IS NOT NULL AND r.created_at >= p.start)::int AS runs,
-              count(*) FILTER (WHERE r.kind = 'demo' AND r.orchestrator_run_id IS NOT NULL AND r.created_at >= p.start)::int AS demos,
-              count(*) FILTER (WHERE r.status = ANY($2))::int AS active,
-              coalesce(sum(cardinality(r.environment_classes)) FILTER (WHERE r.status = ANY($2)), 0)::int AS environments,
-              p.start AS period_start
-       FROM period p LEFT JOIN worker_runs r ON r.workspace_id = $1
-       GROUP BY p.start`,
-      [workspaceId, ACTIVE_RUN_STATES],
-    );
+  async usage(workspaceId: string, manager?: EntityManager): Promise<Usage> {
+    const row = await this.runs.counts(workspaceId, manager);
     return {
       runs_started: row.runs,
       demo_runs_started: row.demos,
@@ -66,8 +60,8 @@ export class EntitlementsService {
   }
 
   async document(ws: WorkspaceContext) {
-    const { plan, cardOnFile } = await this.plan(this.dataSource.manager, ws.id);
-    const usage = await this.usage(this.dataSource.manager, ws.id);
+    const { plan, cardOnFile } = await this.plan(ws.id);
+    const usage = await this.usage(ws.id);
     return {
       schema_version: 1,
       workspace_id: ws.id,

@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { formatTimeRequired } from 'src/common/time/time';
 import { pingRedis, REDIS, Redis, redisDeadline } from 'src/database/redis.module';
 import { KeysService } from 'src/modules/keys/keys.service';
-import { ACTIVE_RUN_STATES, classAvailability, EntitlementsService } from 'src/modules/workers/entitlements.service';
+import { classAvailability, EntitlementsService } from 'src/modules/workers/reference/entitlements.service';
+import { WorkerPlansRepository } from 'src/modules/workers/reference/worker-plans.repository';
+import { RunsRepository } from 'src/modules/workers/runs/runs.repository';
 import { OrchestratorClient } from 'src/modules/workers/orchestrator.client';
-import { PresetsService } from 'src/modules/workers/presets.service';
+import { PresetsService } from 'src/modules/workers/reference/presets.service';
 import { capabilitiesFor } from 'src/modules/workers/workers.common';
 import { ENVIRONMENT_CLASSES, EXECUTION_MODES, RUNNABLE_CLASSES, Template, TEMPLATES } from 'src/modules/workers/workers.data';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
@@ -27,7 +28,8 @@ export function toTemplateEntry(template: Template) {
 @Injectable()
 export class ReferenceService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly plans: WorkerPlansRepository,
+    private readonly runs: RunsRepository,
     private readonly workspaces: WorkspacesService,
     private readonly keys: KeysService,
     private readonly entitlements: EntitlementsService,
@@ -41,17 +43,13 @@ export class ReferenceService {
   }
 
   async environments(ws: WorkspaceContext) {
-    const { plan } = await this.entitlements.plan(this.dataSource.manager, ws.id);
-    const active: { environment_class: string; count: number }[] = await this.dataSource.query(
-      `SELECT c AS environment_class, count(*)::int AS count FROM worker_runs r, unnest(r.environment_classes) c
-       WHERE r.workspace_id = $1 AND r.status = ANY($2) GROUP BY c`,
-      [ws.id, ACTIVE_RUN_STATES],
-    );
+    const { plan } = await this.entitlements.plan(ws.id);
+    const active = await this.runs.activeByClass(ws.id);
     return {
       schema_version: 1,
       workspace_id: ws.id,
       plan: plan.plan,
-      environments: ENVIRONMENT_CLASSES.map((c) => ({ ...classAvailability(plan, c), active_runs: active.find((a) => a.environment_class === c)?.count ?? 0 })),
+      environments: ENVIRONMENT_CLASSES.map((c) => ({ ...classAvailability(plan, c), active_runs: active.get(c) ?? 0 })),
       capabilities: capabilitiesFor(ws),
     };
   }
@@ -77,7 +75,7 @@ export class ReferenceService {
   /** Each dependency of the Workers surface and its state, probed now. */
   async doctor(ws: WorkspaceContext) {
     const [database, redis, orchestrator, settings] = await Promise.all([
-      this.dataSource.query(`SELECT 1`).then(() => 'ok', () => 'unreachable'),
+      this.plans.reachable().then((up) => (up ? 'ok' : 'unreachable')),
       this.redis ? redisDeadline(pingRedis(this.redis)).then(() => 'ok', () => 'unreachable') : Promise.resolve('not_configured'),
       this.orchestrator.probe(),
       Promise.all([this.workspaces.assistantEnabled(ws.id), this.keys.activeCount(ws.id)]),
@@ -86,7 +84,11 @@ export class ReferenceService {
     const check = (name: string, state: string, detail: string) => ({ name, state, detail });
     const dependencies = [
       check('database', database, database === 'ok' ? 'PostgreSQL answers' : 'PostgreSQL does not answer'),
-      check('hot_path', redis, redis === 'not_configured' ? 'REDIS_URL is unset; the in-process cache is used' : redis === 'ok' ? 'Redis answers' : 'Redis does not answer'),
+      check(
+        'hot_path',
+        redis,
+        redis === 'not_configured' ? 'REDIS_URL is unset; the in-process cache is used' : redis === 'ok' ? 'Redis answers' : 'Redis does not answer',
+      ),
       check(
         'orchestrator',
         orchestrator,
@@ -97,7 +99,11 @@ export class ReferenceService {
           degraded: 'the orchestration service answers with an error',
         }[orchestrator],
       ),
-      check('assistant', assistantEnabled ? 'ok' : 'disabled', assistantEnabled ? 'worker drafting is enabled' : 'worker drafting is off; an operator enables it with the CLI'),
+      check(
+        'assistant',
+        assistantEnabled ? 'ok' : 'disabled',
+        assistantEnabled ? 'worker drafting is enabled' : 'worker drafting is off; an operator enables it with the CLI',
+      ),
       check('agent_passports', passports > 0 ? 'ok' : 'missing', `${passports} active virtual key(s) can serve as agent passports`),
     ];
     return {

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { bodyError } from 'src/common/http/errors';
 import { screenFields } from 'src/modules/workers/credential-screen';
-import { DraftWorkerDto } from 'src/modules/workers/dto/workers.dto';
-import { EntitlementsService } from 'src/modules/workers/entitlements.service';
+import { DraftWorkerDto } from 'src/modules/workers/definitions/dto/workers.dto';
+import { EntitlementsService } from 'src/modules/workers/reference/entitlements.service';
 import { DetailObjectError } from 'src/modules/workers/workers.common';
 import { DEFAULT_EXECUTION_MODE, DEFAULT_LIMITS, DEFAULT_PRESET, EnvironmentClass, RUNNABLE_CLASSES, TEMPLATES } from 'src/modules/workers/workers.data';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
@@ -32,7 +31,6 @@ function slugFrom(text: string): string {
 @Injectable()
 export class DraftsService {
   constructor(
-    private readonly dataSource: DataSource,
     private readonly entitlements: EntitlementsService,
     private readonly workspaces: WorkspacesService,
   ) {}
@@ -48,12 +46,14 @@ export class DraftsService {
     }
     const template = dto.template_id === undefined ? undefined : TEMPLATES.find((t) => t.template_id === dto.template_id);
     if (dto.template_id !== undefined && !template) throw bodyError(['template_id'], 'unknown template');
-    const { plan } = await this.entitlements.plan(this.dataSource.manager, ws.id);
+    const { plan } = await this.entitlements.plan(ws.id);
     const permitted = plan.permitted_environment_classes.filter((c) => RUNNABLE_CLASSES.has(c));
     const wanted: EnvironmentClass = template?.environment_class ?? HINTS.find(([, re]) => re.test(dto.job_description))?.[0] ?? 'code';
     const environmentClasses = permitted.includes(wanted) ? [wanted] : permitted.includes('code') ? ['code'] : permitted.slice(0, 1);
     const notes: string[] = [];
-    if (!permitted.includes(wanted)) notes.push(`the ${wanted} environment is not available to this workspace; the proposal uses ${environmentClasses.join(', ')}`);
+    if (!permitted.includes(wanted)) {
+      notes.push(`the ${wanted} environment is not available to this workspace; the proposal uses ${environmentClasses.join(', ')}`);
+    }
     const firstLine = dto.job_description.split('\n')[0].trim();
     return {
       schema_version: 1,

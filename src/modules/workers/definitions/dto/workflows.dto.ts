@@ -1,6 +1,6 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested } from 'class-validator';
-import { SLUG } from 'src/modules/workers/dto/workers.dto';
+import { SLUG } from 'src/modules/workers/definitions/dto/workers.dto';
 import { Omittable } from 'src/common/http/omittable';
 
 export class CreateWorkflowDto {

@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Hex } from 'src/common/crypto/crypto';
-import { ReviewedTool } from 'src/modules/workers/reviewed-tools';
+import { ReviewedTool } from 'src/modules/workers/reference/reviewed-tools';
 import { DEFAULT_PRESET, PresetName, PRESET_NAMES } from 'src/modules/workers/workers.data';
 
 const DESCRIPTIONS: Record<PresetName, { display_name: string; summary: string }> = {

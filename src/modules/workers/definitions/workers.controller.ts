@@ -2,10 +2,20 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nes
 import { Action } from 'src/platform/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
-import { DraftsService } from 'src/modules/workers/drafts.service';
-import { CreateWorkerDto, DraftWorkerDto, ListWorkersQuery, PatchWorkerDto, PublishDto } from 'src/modules/workers/dto/workers.dto';
-import { WorkersService } from 'src/modules/workers/workers.service';
-import { ASSISTANT_DENIED_SCHEMA, CREATED_SCHEMA, DIGEST_MISMATCH_SCHEMA, DRAFT_SCHEMA, PATCHED_SCHEMA, REVISIONS_SCHEMA, WORKER_ANSWER_SCHEMA, WORKER_LIST_SCHEMA, WORKER_PUBLISHED_SCHEMA } from 'src/modules/workers/workers.responses';
+import { DraftsService } from 'src/modules/workers/definitions/drafts.service';
+import { CreateWorkerDto, DraftWorkerDto, ListWorkersQuery, PatchWorkerDto, PublishDto } from 'src/modules/workers/definitions/dto/workers.dto';
+import { WorkersService } from 'src/modules/workers/definitions/workers.service';
+import {
+  ASSISTANT_DENIED_SCHEMA,
+  CREATED_SCHEMA,
+  DIGEST_MISMATCH_SCHEMA,
+  DRAFT_SCHEMA,
+  PATCHED_SCHEMA,
+  REVISIONS_SCHEMA,
+  WORKER_ANSWER_SCHEMA,
+  WORKER_LIST_SCHEMA,
+  WORKER_PUBLISHED_SCHEMA,
+} from 'src/modules/workers/definitions/definitions.responses';
 
 @Controller('api/v1/workspaces/:ws')
 export class WorkersController {
@@ -31,7 +41,8 @@ export class WorkersController {
   @Answers(409, '`worker slug already exists`')
   @Answers(
     422,
-    '`unknown template`; `agent_passport_id must be the agent_id of an active virtual key of this workspace`; `credential_detected` in `display_name`, `description` or `instructions`',
+    '`unknown template`; `agent_passport_id must be the agent_id of an active virtual key of this workspace`; ' +
+      '`credential_detected` in `display_name`, `description` or `instructions`',
     'ValidationError',
   )
   create(@Workspace() ws: WorkspaceContext, @Body() body: CreateWorkerDto) {

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CatalogService } from 'src/modules/catalog/catalog.service';
 import { ConnectionsService } from 'src/modules/connections/connections.service';
-import { compileAllPresets, compilePreset, CompiledPreset } from 'src/modules/workers/presets';
-import { COMPUTER_USE_ACTIONS, ReviewedTool } from 'src/modules/workers/reviewed-tools';
+import { compileAllPresets, compilePreset, CompiledPreset } from 'src/modules/workers/reference/presets';
+import { COMPUTER_USE_ACTIONS, ReviewedTool } from 'src/modules/workers/reference/reviewed-tools';
 import { PresetName } from 'src/modules/workers/workers.data';
 
 const GUARANTEE = { read: 'read_only', create: 'reversible', update: 'reversible', delete: 'irreversible', external_side_effect: 'irreversible' } as const;

@@ -1,4 +1,4 @@
-import { compileCondition } from 'src/modules/workers/condition';
+import { compileCondition } from 'src/modules/workers/definitions/condition';
 
 describe('step condition compiler (CEL)', () => {
   it.each([

@@ -3,7 +3,7 @@ import { Action } from 'src/platform/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { PageQuery } from 'src/common/pagination/query';
-import { ControlLeaseDto, CreateSessionProfileDto, EstimateDto, ListRunsQuery, StartDemoRunDto, StartRunDto } from 'src/modules/workers/dto/runs.dto';
+import { ControlLeaseDto, CreateSessionProfileDto, EstimateDto, ListRunsQuery, StartDemoRunDto, StartRunDto } from 'src/modules/workers/runs/dto/runs.dto';
 import {
   ARTIFACT_ANSWER_SCHEMA,
   ESTIMATE_SCHEMA,
@@ -13,9 +13,10 @@ import {
   SESSION_PROFILE_ANSWER_SCHEMA,
   SESSION_PROFILE_LIST_SCHEMA,
   SESSION_PROFILE_SCHEMA,
-} from 'src/modules/workers/runs.responses';
-import { RunsService } from 'src/modules/workers/runs.service';
-import { SessionProfilesService } from 'src/modules/workers/session-profiles.service';
+} from 'src/modules/workers/runs/runs.responses';
+import { RunControlsService } from 'src/modules/workers/runs/run-controls.service';
+import { RunsService } from 'src/modules/workers/runs/runs.service';
+import { SessionProfilesService } from 'src/modules/workers/runs/session-profiles.service';
 
 const HAND_OFF_REFUSED =
   'The orchestrator was not told (`orchestrator_not_configured`, `orchestrator_unreachable`, `orchestrator_refused`): a typed refusal';
@@ -24,6 +25,7 @@ const HAND_OFF_REFUSED =
 export class RunsController {
   constructor(
     private readonly runs: RunsService,
+    private readonly controls: RunControlsService,
     private readonly profiles: SessionProfilesService,
   ) {}
 
@@ -90,7 +92,7 @@ export class RunsController {
   @Answers(409, '`run is not active`')
   @Answers(503, `${HAND_OFF_REFUSED}; the run is unchanged`, REFUSAL_BODY_SCHEMA)
   cancel(@Workspace() ws: WorkspaceContext, @Param('runId') runId: string) {
-    return this.runs.cancel(ws, runId);
+    return this.controls.cancel(ws, runId);
   }
 
   @Post('worker-runs/:runId/pause')
@@ -101,7 +103,7 @@ export class RunsController {
   @Answers(409, '`run is not running`')
   @Answers(503, `${HAND_OFF_REFUSED}; the run is unchanged`, REFUSAL_BODY_SCHEMA)
   pause(@Workspace() ws: WorkspaceContext, @Param('runId') runId: string) {
-    return this.runs.pause(ws, runId);
+    return this.controls.pause(ws, runId);
   }
 
   @Post('worker-runs/:runId/resume')
@@ -112,7 +114,7 @@ export class RunsController {
   @Answers(409, '`run is not paused`')
   @Answers(503, `${HAND_OFF_REFUSED}; the run is unchanged`, REFUSAL_BODY_SCHEMA)
   resume(@Workspace() ws: WorkspaceContext, @Param('runId') runId: string) {
-    return this.runs.resume(ws, runId);
+    return this.controls.resume(ws, runId);
   }
 
   @Post('worker-runs/:runId/control-lease')
@@ -123,7 +125,7 @@ export class RunsController {
   @Answers(409, '`run is not running or paused`; `control lease is held by another operator`')
   @Answers(503, `${HAND_OFF_REFUSED}; the run is unchanged`, REFUSAL_BODY_SCHEMA)
   controlLease(@Workspace() ws: WorkspaceContext, @Param('runId') runId: string, @Body() body: ControlLeaseDto) {
-    return this.runs.controlLease(ws, runId, body);
+    return this.controls.controlLease(ws, runId, body);
   }
 
   @Get('worker-runs/:runId/artifacts/:artifactId')

@@ -3,10 +3,18 @@ import { Action } from 'src/platform/access/decorators';
 import { Workspace, WorkspaceContext } from 'src/platform/access/context';
 import { Answers, Returns } from 'src/common/http/documented';
 import { PageQuery } from 'src/common/pagination/query';
-import { PublishDto } from 'src/modules/workers/dto/workers.dto';
-import { CreateWorkflowDto, PatchWorkflowDto } from 'src/modules/workers/dto/workflows.dto';
-import { WorkflowsService } from 'src/modules/workers/workflows.service';
-import { CREATED_SCHEMA, DIGEST_MISMATCH_SCHEMA, PATCHED_SCHEMA, WORKFLOW_ANSWER_SCHEMA, WORKFLOW_LIST_SCHEMA, WORKFLOW_PUBLISHED_SCHEMA, WORKFLOW_REVISIONS_SCHEMA } from 'src/modules/workers/workers.responses';
+import { PublishDto } from 'src/modules/workers/definitions/dto/workers.dto';
+import { CreateWorkflowDto, PatchWorkflowDto } from 'src/modules/workers/definitions/dto/workflows.dto';
+import { WorkflowsService } from 'src/modules/workers/definitions/workflows.service';
+import {
+  CREATED_SCHEMA,
+  DIGEST_MISMATCH_SCHEMA,
+  PATCHED_SCHEMA,
+  WORKFLOW_ANSWER_SCHEMA,
+  WORKFLOW_LIST_SCHEMA,
+  WORKFLOW_PUBLISHED_SCHEMA,
+  WORKFLOW_REVISIONS_SCHEMA,
+} from 'src/modules/workers/definitions/definitions.responses';
 
 @Controller('api/v1/workspaces/:ws/workflows')
 export class WorkflowsController {
@@ -63,7 +71,8 @@ export class WorkflowsController {
   @Answers(409, 'Digest mismatch: `{detail: {revision_id, expected}}`, no `code`', DIGEST_MISMATCH_SCHEMA)
   @Answers(
     422,
-    'The graph, at `["revision", "steps", ...]`: `a workflow revision needs at least one step`, `duplicate step_id`, `unknown or unpublished worker`, `unknown step reference`, `steps form a cycle`, `condition_invalid`',
+    'The graph, at `["revision", "steps", ...]`: `a workflow revision needs at least one step`, `duplicate step_id`, ' +
+      '`unknown or unpublished worker`, `unknown step reference`, `steps form a cycle`, `condition_invalid`',
     'ValidationError',
   )
   publish(@Workspace() ws: WorkspaceContext, @Param('workflowId') workflowId: string, @Body() body: PublishDto) {

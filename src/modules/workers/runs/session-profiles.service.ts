@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { ApiError } from 'src/common/http/errors';
@@ -8,7 +7,8 @@ import { PageQuery } from 'src/common/pagination/query';
 import { formatTime, formatTimeRequired } from 'src/common/time/time';
 import { isUniqueViolation } from 'src/database/errors';
 import { screenFields } from 'src/modules/workers/credential-screen';
-import { CreateSessionProfileDto } from 'src/modules/workers/dto/runs.dto';
+import { CreateSessionProfileDto } from 'src/modules/workers/runs/dto/runs.dto';
+import { SessionProfilesRepository } from 'src/modules/workers/runs/session-profiles.repository';
 import { cursorPosition, page } from 'src/modules/workers/paging';
 import { capabilitiesFor } from 'src/modules/workers/workers.common';
 import { WorkerSessionProfile } from 'src/modules/workers/entities/worker-session-profile.entity';
@@ -34,7 +34,7 @@ export const toSessionProfileDocument = (row: WorkerSessionProfile) => ({
 @Injectable()
 export class SessionProfilesService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly repository: SessionProfilesRepository,
     private readonly access: WorkspaceAccess,
   ) {}
 
@@ -45,10 +45,8 @@ export class SessionProfilesService {
     ]);
     return this.access.mutate(ctx, async (tx, ws) => {
       try {
-        const profiles = tx.manager.getRepository(WorkerSessionProfile);
-        const id = newId('wsp');
-        await profiles.insert({
-          id,
+        const row = await this.repository.insert(tx.manager, {
+          id: newId('wsp'),
           workspaceId: ws.id,
           name: dto.name,
           environmentClass: dto.environment_class,
@@ -56,7 +54,7 @@ export class SessionProfilesService {
           status: 'active',
           createdByUserId: ws.operator.userId,
         });
-        return toSessionProfileDocument(await profiles.findOneByOrFail({ workspaceId: ws.id, id }));
+        return toSessionProfileDocument(row);
       } catch (error) {
         if (isUniqueViolation(error)) throw new ApiError(409, 'session profile name already exists');
         throw error;
@@ -65,27 +63,22 @@ export class SessionProfilesService {
   }
 
   async list(ws: WorkspaceContext, q: PageQuery) {
-    const after = cursorPosition(`session-profiles:${ws.id}`, q.cursor);
-    const query = this.dataSource.manager.createQueryBuilder(WorkerSessionProfile, 'p').where('p.workspaceId = :workspaceId', { workspaceId: ws.id });
-    if (after) query.andWhere('(p.createdAt, p.id) > (:at, :id)', after);
-    const rows = await query.orderBy('p.createdAt').addOrderBy('p.id').limit(q.limit + 1).getMany();
+    const rows = await this.repository.page(ws.id, cursorPosition(`session-profiles:${ws.id}`, q.cursor), q.limit);
     const result = page(`session-profiles:${ws.id}`, rows, q.limit);
     return { session_profiles: result.rows.map(toSessionProfileDocument), next_cursor: result.next_cursor, capabilities: capabilitiesFor(ws) };
   }
 
   async get(ws: WorkspaceContext, id: string) {
-    const row = await this.dataSource.manager.findOneBy(WorkerSessionProfile, { workspaceId: ws.id, id });
+    const row = await this.repository.find(ws.id, id);
     if (!row) throw new ApiError(404, 'session profile not found');
     return { session_profile: toSessionProfileDocument(row), capabilities: capabilitiesFor(ws) };
   }
 
   async revoke(ctx: WorkspaceContext, id: string) {
     return this.access.mutate(ctx, async (tx, ws) => {
-      const profiles = tx.manager.getRepository(WorkerSessionProfile);
-      const key = { workspaceId: ws.id, id };
-      const { affected } = await profiles.update(key, { status: 'revoked', revokedAt: () => 'coalesce(revoked_at, clock_timestamp())' });
-      if (!affected) throw new ApiError(404, 'session profile not found');
-      return toSessionProfileDocument(await profiles.findOneByOrFail(key));
+      const row = await this.repository.revoke(tx.manager, ws.id, id);
+      if (!row) throw new ApiError(404, 'session profile not found');
+      return toSessionProfileDocument(row);
     });
   }
 }

@@ -34,13 +34,22 @@ export class RevisionBodyDto {
   @IsOptional() @IsString() @MaxLength(20000) instructions?: string | null;
   @IsOptional() @IsString() @MinLength(1) @MaxLength(64) runtime_adapter?: string | null;
   @IsOptional() @IsObject() model_constraints?: Record<string, unknown> | null;
-  @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(8) @ValidateNested({ each: true }) @Type(() => EnvironmentRequestDto) environment_requests?: EnvironmentRequestDto[] | null;
+  @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(8) @ValidateNested({ each: true }) @Type(() => EnvironmentRequestDto)
+  environment_requests?: EnvironmentRequestDto[] | null;
   @IsOptional() @IsArray() @ArrayMaxSize(64) @IsString({ each: true }) @Matches(/^conn_[A-Za-z0-9]{1,60}$/, { each: true }) connections?: string[] | null;
   @IsOptional() @IsArray() @ArrayMaxSize(16) @IsString({ each: true }) session_profile_ids?: string[] | null;
   @IsOptional() @IsObject() output_contract?: Record<string, unknown> | null;
 }
 
-export const BODY_FIELDS = ['instructions', 'runtime_adapter', 'model_constraints', 'environment_requests', 'connections', 'session_profile_ids', 'output_contract'] as const;
+export const BODY_FIELDS = [
+  'instructions',
+  'runtime_adapter',
+  'model_constraints',
+  'environment_requests',
+  'connections',
+  'session_profile_ids',
+  'output_contract',
+] as const;
 
 export class PatchWorkerDto {
   @IsOptional() @IsObject() @ValidateNested() @Type(() => RevisionBodyDto) body?: RevisionBodyDto;
