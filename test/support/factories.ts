@@ -62,6 +62,7 @@ export async function activeModelConnection(t: TestApp, workspaceId: string, cre
   const sealed = { kind: 'key' as const, envelope: 'sealed', keyId: 'k', last4: 'abcd', scheme: 'bearer', grantCleared: false };
   await repository.activateCredential(t.db.manager, workspaceId, id, sealed);
   return id;
+}
 
 // workers
 // The orchestrator reports run states and artifacts, and billing sets plans: neither has a route in
