@@ -44,6 +44,11 @@ export const EVENT_TOTALS = {
 export type TotalsField = keyof typeof EVENT_TOTALS;
 export const TOTALS_FIELDS = Object.keys(EVENT_TOTALS) as TotalsField[];
 
-/** The rollup dimensions (a summary's `group_by`) and the event column each groups on. */
-export const DIMENSIONS = { kind: 'kind', key: 'key_id', model: 'model', provider: 'provider', tool: 'tool' } as const;
-export type Dimension = keyof typeof DIMENSIONS;
+/**
+ * A summary's `group_by`. Written out, in this order, because the published document's enum
+ * (docs/openapi.json, from the DTO's type) lists the union in the order its members were first
+ * seen by the compiler.
+ */
+export type Dimension = 'key' | 'kind' | 'tool' | 'model' | 'provider';
+/** The rollup dimensions and the event column each groups on. */
+export const DIMENSIONS = { kind: 'kind', key: 'key_id', model: 'model', provider: 'provider', tool: 'tool' } as const satisfies Record<Dimension, string>;
