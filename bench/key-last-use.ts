@@ -16,7 +16,10 @@ import { dataSourceOptions } from 'src/database/data-source';
 import { runMigrations } from 'src/database/migrate';
 import { ENTITIES } from 'src/entities';
 import { ParsedEntry } from 'src/modules/streams/streams.service';
-import { UsageEntry, usageProjector } from 'src/modules/usage/usage.projector';
+import { UsageEntry, UsageProjector } from 'src/modules/usage/usage.projector';
+import { UsageEventsRepository } from 'src/modules/usage/usage-events.repository';
+
+const usageProjector = new UsageProjector(new UsageEventsRepository());
 import { createSuiteDatabase } from 'test/support/database';
 import { median } from 'bench/stats';
 

@@ -24,8 +24,8 @@ import { DeliveryService } from 'src/modules/notifications/delivery.service';
 import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { signatureHeader } from 'src/modules/notifications/signature';
 import { ParsedEntry } from 'src/modules/streams/streams.service';
-import { UsageEntry, usageProjector } from 'src/modules/usage/usage.projector';
-import { UsageService } from 'src/modules/usage/usage.service';
+import { UsageEntry, UsageProjector } from 'src/modules/usage/usage.projector';
+import { BudgetThresholds } from 'src/modules/usage/budget-thresholds';
 import { createSuiteDatabase, REDIS_URL } from 'test/support/database';
 import { median, percentile } from 'bench/stats';
 
@@ -152,7 +152,8 @@ async function main(): Promise<void> {
         [id, ws, hex(32)],
       );
     }
-    const usage = app.get(UsageService) as unknown as { budgetThresholds: (tx: unknown, entries: ParsedEntry<UsageEntry>[]) => Promise<void> };
+    const budgets = app.get(BudgetThresholds);
+    const usageProjector = app.get(UsageProjector);
     const batch = (): ParsedEntry<UsageEntry>[] =>
       Array.from({ length: BATCH }, (_, i) => ({
         id: `${Date.now()}-${i}`,
@@ -165,8 +166,8 @@ async function main(): Promise<void> {
       for (let i = 0; i < BATCHES; i++) {
         const entries = batch();
         await inTransaction(ds, async (tx) => {
-          await usageProjector.project(tx.manager, entries, tx);
-          if (check) await usage.budgetThresholds(tx, entries);
+          await usageProjector.project(tx.manager, entries);
+          if (check) await budgets.check(tx, entries);
         });
       }
       return (BATCHES * BATCH) / ((performance.now() - started) / 1000);

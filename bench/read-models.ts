@@ -40,16 +40,46 @@ import { runMigrations } from 'src/database/migrate';
 import { useCursorKeys } from 'src/common/pagination/cursor';
 import { encodeReceiptCursor } from 'src/modules/receipts/receipt-cursor';
 import { ReceiptsService } from 'src/modules/receipts/receipts.service';
-import { receiptsProjector } from 'src/modules/receipts/receipts.projector';
+import { ReceiptsProjector } from 'src/modules/receipts/receipts.projector';
+import { ReceiptsRepository } from 'src/modules/receipts/receipts.repository';
 import { BATCH_LIMIT, monthStart, PROJECT_SHARDS, StreamProjector, StreamsService } from 'src/modules/streams/streams.service';
-import { DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, usageProjector } from 'src/modules/usage/usage.projector';
+import { EntryParking } from 'src/modules/streams/entry-parking';
+import { ParkedStreamEntriesRepository } from 'src/modules/streams/parked-stream-entries.repository';
+import { ReadModelMaintenance } from 'src/modules/streams/read-model-maintenance';
+import { ReadModelPartitions } from 'src/modules/streams/read-model-partitions';
+import { ReadModelPartitionsRepository } from 'src/modules/streams/read-model-partitions.repository';
+import { ShardedProjection } from 'src/modules/streams/sharded-projection';
+import { StreamReader } from 'src/modules/streams/stream-reader';
+import { DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, UsageProjector } from 'src/modules/usage/usage.projector';
+import { UsageEventsRepository } from 'src/modules/usage/usage-events.repository';
+import { UsageRollupsRepository } from 'src/modules/usage/usage-rollups.repository';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { UsageService } from 'src/modules/usage/usage.service';
+import { Transactions } from 'src/database/transactions';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 import { ReceiptsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
 import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { createSuiteDatabase, databaseExists, REDIS_URL } from 'test/support/database';
 import { ENTITIES } from 'src/entities';
+
+const usageProjector = new UsageProjector(new UsageEventsRepository());
+
+/** The stream consumer as the application composes it (StreamsModule), on `ds`. */
+function streamsOn(ds: DataSource, redis: RedisClientType | null, config: ReturnType<typeof loadConfig>, workspaces: WorkspacesService): StreamsService {
+  const metrics = new MetricsService(config);
+  const transactions = new Transactions(ds);
+  const reader = new StreamReader(redis, config);
+  const partitionsRepository = new ReadModelPartitionsRepository(ds);
+  const partitions = new ReadModelPartitions(partitionsRepository);
+  const parked = new ParkedStreamEntriesRepository();
+  return new StreamsService(
+    reader,
+    new EntryParking(config, transactions, parked, reader, workspaces, metrics),
+    new ShardedProjection(transactions, partitions, reader),
+    new ReadModelMaintenance(config, partitionsRepository, partitions, parked, workspaces),
+    metrics,
+  );
+}
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 10_000_000);
 const INGEST = Number(process.env.BENCH_INGEST ?? 100_000);
@@ -377,8 +407,8 @@ const FILTER_INDEXES = {
  */
 async function ingestRounds(ds: DataSource, redis: RedisClientType, config: ReturnType<typeof loadConfig>, workspaces: WorkspacesService, after: StreamsService, prefix: string, now: Date) {
   const { usageProjector: beforeUsage } = require(BEFORE_PROJECTOR!) as { usageProjector: StreamProjector<unknown> };
-  const before = new StreamsService(ds, redis, config, new MetricsService(config), workspaces);
-  before.register(receiptsProjector);
+  const before = streamsOn(ds, redis, config, workspaces);
+  before.register(new ReceiptsProjector(new ReceiptsRepository(ds)));
   before.register(beforeUsage);
   const rows: string[] = [];
   for (const round of ['before1', 'after1', 'before2', 'after2', 'before3', 'after3']) {
@@ -486,7 +516,10 @@ async function main(): Promise<void> {
       await seed(ds, now);
     }
 
-    const usage = new UsageService(ds, null as never, new KeysService(ds, null as never, null as never, null as never, null as never, null as never, null as never, null as never), null as never);
+    const usage = new UsageService(
+      new UsageRollupsRepository(ds), usageProjector, null as never, null as never,
+      new KeysService(ds, null as never, null as never, null as never, null as never, null as never, null as never, null as never),
+    );
     const window = { from: new Date(now.getTime() - 30 * DAY), to: now };
     const summary = await p95(100, () => usage.summary(BUSY, { window, groupBy: 'model', limit: 50 }));
     const raw = await p95(10, () =>
@@ -499,7 +532,7 @@ async function main(): Promise<void> {
     const spacing = await busyHour(ds, now);
     await busyHourSummaries(ds, usage, now, spacing);
 
-    const receipts = new ReceiptsService(ds, null as never, null as never);
+    const receipts = new ReceiptsService(new ReceiptsRepository(ds), null as never, null as never, null as never);
     const query = (extra: Partial<ReceiptsQueryDto>) => Object.assign(new ReceiptsQueryDto(), { limit: 50 }, extra);
     const depth = Math.min(50_000, Math.floor(ROWS / 20) - 50);
     const [deep] = await ds.query(`SELECT occurred_at, receipt_id FROM receipt_heads WHERE workspace_id = $1 ORDER BY occurred_at DESC, receipt_id DESC OFFSET $2 LIMIT 1`, [BUSY, depth]);
@@ -521,8 +554,8 @@ async function main(): Promise<void> {
     // production; BENCH_DATABASE_BOUNDS=0 measures it without (issue 28's before and after).
     consumerDs = await new DataSource(dataSourceOptions(url, 10, { entities: ENTITIES, bounds: process.env.BENCH_DATABASE_BOUNDS === '0' ? undefined : databaseBounds(config) })).initialize();
     const workspaces = new WorkspacesService(consumerDs, null as never, null as never, null as never, null as never, config);
-    const streams = new StreamsService(consumerDs, redis, config, new MetricsService(config), workspaces);
-    streams.register(receiptsProjector);
+    const streams = streamsOn(consumerDs, redis, config, workspaces);
+    streams.register(new ReceiptsProjector(new ReceiptsRepository(consumerDs)));
     streams.register(usageProjector);
     if (BEFORE_PROJECTOR) await ingestRounds(ds, redis, config, workspaces, streams, prefix, now);
     const rates = await ingest(ds, redis, streams, prefix, now);
@@ -535,8 +568,8 @@ async function main(): Promise<void> {
     }
     console.log(`ingest: batches of ${BATCH_LIMIT}, ${PROJECT_SHARDS} concurrent projection transactions per batch, both streams drained concurrently`);
 
-    const keeper = new StreamsService(ds, redis, { ...config, readModelRetentionMonths: 1 }, new MetricsService(config), workspaces);
-    keeper.register(receiptsProjector);
+    const keeper = streamsOn(ds, redis, { ...config, readModelRetentionMonths: 1 }, workspaces);
+    keeper.register(new ReceiptsProjector(new ReceiptsRepository(ds)));
     keeper.register(usageProjector);
     const [heads] = await ds.query(`SELECT count(*)::int AS n FROM receipt_heads WHERE occurred_at < $1`, [monthStart(now, -1)]);
     const during = await ingestDuringRetention(ds, url, redis, streams, keeper, prefix, now);

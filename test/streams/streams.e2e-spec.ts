@@ -1,5 +1,7 @@
+import { ReadModelPartitions } from 'src/modules/streams/read-model-partitions';
 import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
 import { Operator, startTestApp, TestApp } from 'test/support/app';
+import { ageReceiptHeads } from 'test/support/factories';
 import { lockWaiters, openTransaction } from 'test/support/locks';
 import { GatewayStreams, receiptRevision, usageEvent } from 'test/support/streams';
 
@@ -33,7 +35,7 @@ describe('read-model partitions and retention', () => {
     );
   const exists = async (table: string): Promise<boolean> => (await t.db.query(`SELECT to_regclass($1) IS NOT NULL AS exists`, [table]))[0].exists;
   /** The consumer's partition cache (`table:YYYY-MM`), as the partition names it stands for. */
-  const cached = (): string[] => [...streams['partitions']].map((key) => key.replace(/:(\d{4})-(\d{2})$/, '_p$1$2'));
+  const cached = (): string[] => [...t.app.get(ReadModelPartitions)['known']].map((key) => key.replace(/:(\d{4})-(\d{2})$/, '_p$1$2'));
   /** Every partition the cache lists is attached: the cache never promises a partition that is not there. */
   const expectCacheTrue = async () => {
     const real = new Set([...(await attached('receipt_revisions')), ...(await attached('usage_events'))]);
@@ -62,7 +64,7 @@ describe('read-model partitions and retention', () => {
     const old = new Date(monthStart(later, -t.config.readModelRetentionMonths).getTime() - 86_400_000);
     // An invocation older than the retention cutoff, as ingestion would have left it, and retention forced to fail on it.
     await ingest(recent(), ws.workspaceId);
-    await t.db.query(`UPDATE receipt_heads SET occurred_at = $2 WHERE workspace_id = $1`, [ws.workspaceId, old]);
+    await ageReceiptHeads(t, ws.workspaceId, old);
     await t.db.query(`
       CREATE FUNCTION test_refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'retention refused by the test'; END $$;
       CREATE TRIGGER test_refuse_delete BEFORE DELETE ON receipt_heads FOR EACH ROW EXECUTE FUNCTION test_refuse_delete();`);

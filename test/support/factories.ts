@@ -6,10 +6,11 @@
  * statement remains only for a state that only a test wants (a row aged or corrupted on purpose).
  * Sections follow the modules, in the order they were added.
  */
+import { TestApp } from 'test/support/app';
+import { ConnectionsRepository } from 'src/modules/connections/connections.repository';
+import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 // connections
-import type { TestApp } from 'test/support/app';
-import { ConnectionsRepository } from 'src/modules/connections/connections.repository';
 
 /** Moves the expiry of OAuth states (of one connection, or every state) `ago` into the past, on the database clock (`'25 hours'`). */
 export async function expireOAuthStates(t: TestApp, ago: string, connectionId?: string): Promise<void> {
@@ -67,11 +68,9 @@ export async function activeModelConnection(t: TestApp, workspaceId: string, cre
 // workers
 // The orchestrator reports run states and artifacts, and billing sets plans: neither has a route in
 // control, so these states are written here. Workspace flags go through WorkspacesService (the CLI's way).
-import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
-import type { TestApp as WorkersTestApp } from 'test/support/app';
 
 /** The workspace's Workers plan (a `worker_plans` row; without one the plan is `free`). */
-export async function setWorkerPlan(t: WorkersTestApp, workspaceId: string, plan: string): Promise<void> {
+export async function setWorkerPlan(t: TestApp, workspaceId: string, plan: string): Promise<void> {
   await t.db.query(`INSERT INTO worker_plans (workspace_id, plan) VALUES ($1, $2) ON CONFLICT (workspace_id) DO UPDATE SET plan = excluded.plan`, [
     workspaceId,
     plan,
@@ -79,7 +78,7 @@ export async function setWorkerPlan(t: WorkersTestApp, workspaceId: string, plan
 }
 
 /** Back to the `free` plan: the workspace's `worker_plans` row removed. */
-export async function clearWorkerPlan(t: WorkersTestApp, workspaceId: string): Promise<void> {
+export async function clearWorkerPlan(t: TestApp, workspaceId: string): Promise<void> {
   await t.db.query(`DELETE FROM worker_plans WHERE workspace_id = $1`, [workspaceId]);
 }
 
@@ -93,7 +92,7 @@ export interface SeededRun {
 }
 
 /** Run rows as the orchestrator's reports would leave them (counted by the usage and environment reads). */
-export async function seedWorkerRuns(t: WorkersTestApp, workspaceId: string, userId: string, runs: SeededRun[]): Promise<void> {
+export async function seedWorkerRuns(t: TestApp, workspaceId: string, userId: string, runs: SeededRun[]): Promise<void> {
   await t.db.query(
     `INSERT INTO worker_runs (id, workspace_id, kind, template_id, status, environment_classes, input, created_by_user_id, orchestrator_run_id)
      SELECT r.id, $1, r.kind, r.template_id, r.status, string_to_array(r.classes, ','), '{}', $2, r.orchestrator_run_id
@@ -112,17 +111,17 @@ export async function seedWorkerRuns(t: WorkersTestApp, workspaceId: string, use
 }
 
 /** Removes the workspace's run rows whose id starts with `idPrefix` (all of them without one). */
-export async function deleteWorkerRuns(t: WorkersTestApp, workspaceId: string, idPrefix = ''): Promise<void> {
+export async function deleteWorkerRuns(t: TestApp, workspaceId: string, idPrefix = ''): Promise<void> {
   await t.db.query(`DELETE FROM worker_runs WHERE workspace_id = $1 AND starts_with(id, $2)`, [workspaceId, idPrefix]);
 }
 
 /** The state the orchestrator reported for a run (`running` after it started, say). */
-export async function setWorkerRunStatus(t: WorkersTestApp, runId: string, status: string): Promise<void> {
+export async function setWorkerRunStatus(t: TestApp, runId: string, status: string): Promise<void> {
   await t.db.query(`UPDATE worker_runs SET status = $2 WHERE id = $1`, [runId, status]);
 }
 
 /** Every active run of the workspace ended `cancelled`, freeing the concurrency slots between tests. */
-export async function cancelActiveWorkerRuns(t: WorkersTestApp, workspaceId: string): Promise<void> {
+export async function cancelActiveWorkerRuns(t: TestApp, workspaceId: string): Promise<void> {
   await t.db.query(`UPDATE worker_runs SET status = 'cancelled' WHERE workspace_id = $1 AND status IN ('starting', 'queued', 'running', 'paused')`, [
     workspaceId,
   ]);
@@ -130,7 +129,7 @@ export async function cancelActiveWorkerRuns(t: WorkersTestApp, workspaceId: str
 
 /** Artifacts the orchestrator recorded for a run; `expires_in_seconds` may be negative (already expired). */
 export async function seedRunArtifacts(
-  t: WorkersTestApp,
+  t: TestApp,
   workspaceId: string,
   runId: string,
   artifacts: { id: string; name: string; media_type: string; size_bytes: number; digest: string; expires_in_seconds: number }[],
@@ -145,11 +144,30 @@ export async function seedRunArtifacts(
 }
 
 /** A retired Worker: no route retires one yet, the lifecycle value exists for the patch refusal. */
-export async function retireWorker(t: WorkersTestApp, workerId: string): Promise<void> {
+export async function retireWorker(t: TestApp, workerId: string): Promise<void> {
   await t.db.query(`UPDATE workers SET lifecycle = 'retired' WHERE id = $1`, [workerId]);
 }
 
 /** Freezes or unfreezes a workspace, or turns its assistant on or off, as the operations CLI does. */
-export async function setWorkspaceFlag(t: WorkersTestApp, workspaceId: string, flag: 'frozen' | 'assistant_enabled', value: boolean): Promise<void> {
+export async function setWorkspaceFlag(t: TestApp, workspaceId: string, flag: 'frozen' | 'assistant_enabled', value: boolean): Promise<void> {
   await t.app.get(WorkspacesService).setFlag(workspaceId, flag, value);
+}
+
+// usage
+
+/** Freezes (or unfreezes) a workspace as an operator does from the CLI (`WorkspacesService.setFlag`). */
+export async function setWorkspaceFrozen(t: TestApp, workspaceId: string, frozen: boolean): Promise<void> {
+  if (!(await t.app.get(WorkspacesService).setFlag(workspaceId, 'frozen', frozen))) throw new Error(`workspace ${workspaceId} not found`);
+}
+
+/** Breaks the hourly `kind` rollups of a workspace (a negative count no projection writes), so its summary breaks its published schema. */
+export async function corruptUsageRollups(t: TestApp, workspaceId: string): Promise<void> {
+  await t.db.query(`UPDATE usage_rollups SET event_count = -1 WHERE workspace_id = $1 AND dim = 'kind'`, [workspaceId]);
+}
+
+// receipts
+
+/** Dates every receipt head of a workspace at `at` (older than retention, say), as ingestion long ago would have left it. */
+export async function ageReceiptHeads(t: TestApp, workspaceId: string, at: Date): Promise<void> {
+  await t.db.query(`UPDATE receipt_heads SET occurred_at = $2 WHERE workspace_id = $1`, [workspaceId, at]);
 }

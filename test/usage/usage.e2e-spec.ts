@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
-import { usageProjector } from 'src/modules/usage/usage.projector';
+import { UsageProjector } from 'src/modules/usage/usage.projector';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { corruptUsageRollups, setWorkspaceFrozen } from 'test/support/factories';
 import { GatewayStreams, uid, usageEvent } from 'test/support/streams';
 
 const HOUR = 3_600_000;
@@ -209,7 +210,7 @@ describe('usage read model', () => {
     it('answers 503 Observe read model unavailable when the read model breaks its published schema', async () => {
       const ws = await t.signIn();
       await ingest(usageEvent(ws.workspaceId, { occurred_at: at(0) }));
-      await t.db.query(`UPDATE usage_rollups SET event_count = -1 WHERE workspace_id = $1 AND dim = 'kind'`, [ws.workspaceId]);
+      await corruptUsageRollups(t, ws.workspaceId);
       const res = await summary(ws, { from: at(-120), to: at(120) }).expect(503);
       expect(res.body).toEqual({ detail: 'Observe read model unavailable' });
     });
@@ -387,12 +388,12 @@ describe('usage read model', () => {
 
     it('lets a viewer read usage, also in a frozen workspace (usage.read is allowed while frozen)', async () => {
       const viewer = await t.member(owner, 'viewer');
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [owner.workspaceId]);
+      await setWorkspaceFrozen(t, owner.workspaceId, true);
       try {
         const res = await summary(viewer, window).expect(200);
         expect(res.body.totals.event_count).toBe(2);
       } finally {
-        await t.db.query(`UPDATE workspaces SET frozen = false WHERE id = $1`, [owner.workspaceId]);
+        await setWorkspaceFrozen(t, owner.workspaceId, false);
       }
     });
   });
@@ -408,7 +409,7 @@ describe('usage read model', () => {
       // Hourly: one row per dimension and hour; per minute: one per combination and minute.
       expect([await count('usage_rollups', ws.workspaceId), await count('usage_minute_rollups', ws.workspaceId)]).toEqual([15, 3]);
       const cutoff = new Date(at(120));
-      const step = () => t.db.transaction((m) => usageProjector.retain(m, ws.workspaceId, cutoff, 4));
+      const step = () => t.db.transaction((m) => t.app.get(UsageProjector).retain(m, ws.workspaceId, cutoff, 4));
       // 10 hourly and 2 minute rows older than the cutoff, 4 at a time across both levels, then none.
       expect([await step(), await step(), await step(), await step()]).toEqual([4, 4, 4, 0]);
       expect([await count('usage_rollups', ws.workspaceId), await count('usage_minute_rollups', ws.workspaceId)]).toEqual([5, 1]);

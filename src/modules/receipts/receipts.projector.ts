@@ -1,7 +1,8 @@
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { arrayLiteral } from 'src/modules/streams/array-literal';
 import { EntryReader } from 'src/modules/streams/entry-reader';
-import { ParsedEntry, StreamProjector } from 'src/modules/streams/streams.service';
+import { ParsedEntry, StreamProjector } from 'src/modules/streams/stream-projector';
+import { ReceiptsRepository, RevisionValues } from 'src/modules/receipts/receipts.repository';
 import {
   DECISIONS,
   DISPATCH_STATES,
@@ -13,67 +14,7 @@ import {
 } from 'src/modules/receipts/receipt-values';
 
 /** One receipt revision as it is stored: column name to value, in column order. */
-export type ReceiptRevision = Record<(typeof COLUMNS)[number][0], string | number | Date | null>;
-
-/** Columns of `receipt_revisions` with their SQL types; the first 22 are also the head's. */
-const COLUMNS = [
-  ['workspace_id', 'text'],
-  ['invocation_id', 'text'],
-  ['receipt_revision', 'int'],
-  ['receipt_id', 'text'],
-  ['tool', 'text'],
-  ['key_id', 'text'],
-  ['connection_id', 'text'],
-  ['state', 'text'],
-  ['decision', 'text'],
-  ['dispatch_state', 'text'],
-  ['evidence_trust', 'text'],
-  ['verification_state', 'text'],
-  ['verification_method', 'text'],
-  ['effect_claim', 'text'],
-  ['verification_evidence_trust', 'text'],
-  ['vendor_http_status', 'int'],
-  ['upstream_id', 'text'],
-  ['latency_ms', 'int'],
-  ['usd_micros', 'bigint'],
-  ['attempt_count', 'int'],
-  ['occurred_at', 'timestamptz'],
-  ['updated_at', 'timestamptz'],
-  ['idempotency_key', 'text'],
-  ['request_id', 'text'],
-  ['policy_id', 'text'],
-  ['policy_revision_id', 'text'],
-  ['envelope', 'jsonb'],
-] as const;
-const HEAD_COLUMNS = COLUMNS.slice(0, 22).map(([name]) => name);
-const ALL = COLUMNS.map(([name]) => name).join(', ');
-const HEAD = HEAD_COLUMNS.join(', ');
-
-/**
- * One statement per batch: every revision is inserted as an immutable row (a redelivery is a
- * no-op), the newest incoming revision of each invocation replaces the head only when it is
- * strictly newer and of the same workspace, and the per-workspace counter of the overview grows
- * by the heads actually created.
- */
-// hand-written: the stream projection, one unnest-batched statement per batch (single-row writes are fsync-bound; bench/read-models).
-const PROJECT = `
-  WITH incoming AS (
-    SELECT * FROM unnest(${COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')}) AS t(${ALL})
-  ), revisions AS (
-    INSERT INTO receipt_revisions (${ALL}) SELECT ${ALL} FROM incoming ON CONFLICT DO NOTHING
-  ), newest AS (
-    SELECT DISTINCT ON (invocation_id) ${HEAD} FROM incoming ORDER BY invocation_id, receipt_revision DESC
-  ), heads AS (
-    INSERT INTO receipt_heads AS h (${HEAD}) SELECT ${HEAD} FROM newest
-    ON CONFLICT (invocation_id) DO UPDATE SET ${HEAD_COLUMNS.filter((c) => c !== 'invocation_id' && c !== 'workspace_id')
-      .map((c) => `${c} = EXCLUDED.${c}`)
-      .join(', ')}
-    WHERE h.receipt_revision < EXCLUDED.receipt_revision AND h.workspace_id = EXCLUDED.workspace_id
-    RETURNING h.workspace_id, h.xmax = 0 AS created, h.occurred_at
-  )
-  INSERT INTO receipt_counters AS c (workspace_id, total, last_at)
-  SELECT workspace_id, count(*) FILTER (WHERE created), max(occurred_at) FROM heads GROUP BY workspace_id ORDER BY workspace_id
-  ON CONFLICT (workspace_id) DO UPDATE SET total = c.total + EXCLUDED.total, last_at = GREATEST(c.last_at, EXCLUDED.last_at)`;
+export type ReceiptRevision = RevisionValues;
 
 /** Reads a receipt revision entry of `{prefix}:receipts` (CONTRACT.md 4.4). */
 export function parseReceiptRevision(r: EntryReader): ReceiptRevision {
@@ -109,38 +50,25 @@ export function parseReceiptRevision(r: EntryReader): ReceiptRevision {
   };
 }
 
-export const receiptsProjector: StreamProjector<ReceiptRevision> = {
-  stream: 'receipts',
-  partitioned: 'receipt_revisions',
+/** The receipts read model's part of the stream consumer: parses revisions and projects them through ReceiptsRepository. */
+@Injectable()
+export class ReceiptsProjector implements StreamProjector<ReceiptRevision> {
+  readonly stream = 'receipts';
+  readonly partitioned = 'receipt_revisions';
 
-  parse(reader) {
+  constructor(private readonly receipts: ReceiptsRepository) {}
+
+  parse(reader: EntryReader) {
     const value = parseReceiptRevision(reader);
     return { workspaceId: value.workspace_id as string, value, partitionTime: value.occurred_at as Date };
-  },
+  }
 
-  async project(manager: EntityManager, entries: ParsedEntry<ReceiptRevision>[]) {
-    // Times travel as ISO strings (a Date would be written in its local-time form).
-    await manager.query(
-      PROJECT,
-      COLUMNS.map(([name, type]) =>
-        arrayLiteral(type === 'timestamptz' ? entries.map((e) => (e.value[name] as Date).toISOString()) : entries.map((e) => e.value[name] as string | number | null)),
-      ),
-    );
-  },
+  project(manager: EntityManager, entries: ParsedEntry<ReceiptRevision>[]): Promise<void> {
+    return this.receipts.project(manager, entries.map((e) => e.value));
+  }
 
   /** Heads (and the overview count) of invocations older than the cutoff; revisions go with their partitions. */
-  async retain(manager: EntityManager, workspaceId: string, cutoff: Date, limit: number) {
-    const [{ deleted }]: { deleted: number }[] = await manager.query(
-      `WITH gone AS (
-         DELETE FROM receipt_heads WHERE invocation_id IN (
-           SELECT invocation_id FROM receipt_heads WHERE workspace_id = $1 AND occurred_at < $2 LIMIT $3
-         ) RETURNING 1
-       ), counted AS (
-         UPDATE receipt_counters SET total = total - (SELECT count(*) FROM gone) WHERE workspace_id = $1 AND EXISTS (SELECT FROM gone)
-       )
-       SELECT count(*)::int AS deleted FROM gone`,
-      [workspaceId, cutoff, limit],
-    );
-    return deleted;
-  },
-};
+  retain(manager: EntityManager, workspaceId: string, cutoff: Date, limit: number): Promise<number> {
+    return this.receipts.retain(manager, workspaceId, cutoff, limit);
+  }
+}

@@ -1,4 +1,4 @@
-import { shardWorkspaces } from 'src/modules/streams/streams.service';
+import { shardWorkspaces } from 'src/modules/streams/sharded-projection';
 
 describe('shardWorkspaces', () => {
   const groups = (sizes: Record<string, number>) => new Map(Object.entries(sizes).map(([ws, n]) => [ws, Array.from({ length: n }, (_, i) => `${ws}-${i}`)]));

@@ -1,5 +1,5 @@
 import { closedObject, Schema } from 'src/common/http/document-schema';
-import { TOTALS_FIELDS } from 'src/modules/usage/usage.projector';
+import { TOTALS_FIELDS } from 'src/modules/usage/usage-vocabulary';
 
 const counter: Schema = { type: 'integer', minimum: 0 };
 const timestamp: Schema = { type: 'string', format: 'date-time' };

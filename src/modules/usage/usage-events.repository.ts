@@ -1,0 +1,107 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager, LessThan } from 'typeorm';
+import { deleteAtMost } from 'src/database/delete-at-most';
+import { recordKeyUse } from 'src/modules/keys/dto/key.document';
+import { UsageGap as UsageGapRow } from 'src/modules/usage/entities/usage-gap.entity';
+import { arrayLiteral } from 'src/modules/streams/array-literal';
+import { DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, UsageEvent, UsageGap } from 'src/modules/usage/usage-vocabulary';
+
+/** Columns of `usage_events` taken from the batch (ingested_at is the transaction's time). */
+const EVENT_COLUMNS = [
+  ['workspace_id', 'text'],
+  ['occurred_at', 'timestamptz'],
+  ['event_id', 'text'],
+  ['kind', 'text'],
+  ['key_id', 'text'],
+  ['model', 'text'],
+  ['provider', 'text'],
+  ['tool', 'text'],
+  ['pricing_known', 'boolean'],
+  ['outcome', 'text'],
+  ['usd_micros', 'bigint'],
+  ['tokens_in', 'bigint'],
+  ['tokens_out', 'bigint'],
+  ['tokens_cached', 'bigint'],
+  ['tokens_reasoning', 'bigint'],
+] as const;
+const NAMES = EVENT_COLUMNS.map(([name]) => name).join(', ');
+
+/** The event columns the rollups group on: one per dimension. */
+const DIMENSION_COLUMNS = Object.values(DIMENSIONS).join(', ');
+
+/** Adds each total of a rollup row (aliased `r`) to the row of its key. */
+const ADD_TOTALS = `
+    ${TOTALS_FIELDS.map((f) => `${f} = r.${f} + EXCLUDED.${f}`).join(', ')},
+    last_ingested_at = GREATEST(r.last_ingested_at, EXCLUDED.last_ingested_at)`;
+
+/**
+ * Inserts the new events (a redelivered `event_id` is skipped), adds exactly the inserted ones to
+ * the per-minute rollup (one row per minute and combination of the dimensions' values) and, from
+ * those rows, to the hourly rollup of every dimension (both levels always hold the same events),
+ * and moves each named key's `last_used_at` forward, in one statement. The last part is the keys
+ * module's statement (`recordKeyUse`, on its own tables), joined here on a measured hot path
+ * (bench/key-last-use.ts: a statement of its own per batch cost ingestion a round trip and a scan).
+ */
+// hand-written: the stream projection and its rollups, one batched statement (single-row writes are fsync-bound; bench/read-models).
+const PROJECT_EVENTS = `
+  WITH inserted AS (
+    INSERT INTO usage_events (${NAMES}, ingested_at)
+    SELECT *, now() FROM unnest(${EVENT_COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+    ON CONFLICT DO NOTHING
+    RETURNING *
+  ),
+  minutes AS (
+    SELECT workspace_id, date_trunc('minute', occurred_at, 'UTC') AS bucket, ${DIMENSION_COLUMNS},
+           ${TOTALS_FIELDS.map((f) => `${EVENT_TOTALS[f]} AS ${f}`).join(', ')}, max(ingested_at) AS last_ingested_at
+    FROM inserted
+    GROUP BY workspace_id, bucket, ${DIMENSION_COLUMNS}
+  ),
+  minute_rollups AS (
+    INSERT INTO usage_minute_rollups AS r (workspace_id, bucket, ${DIMENSION_COLUMNS}, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
+    SELECT * FROM minutes ORDER BY workspace_id, bucket, ${DIMENSION_COLUMNS}
+    ON CONFLICT (workspace_id, bucket, ${DIMENSION_COLUMNS}) DO UPDATE SET ${ADD_TOTALS}
+  ),
+  key_use AS (${recordKeyUse('inserted')})
+  INSERT INTO usage_rollups AS r (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
+  SELECT workspace_id, d.dim, date_trunc('hour', bucket, 'UTC'), d.value, ${TOTALS_FIELDS.map((f) => `sum(${f})`).join(', ')}, max(last_ingested_at)
+  FROM minutes
+  CROSS JOIN LATERAL (VALUES ${Object.entries(DIMENSIONS).map(([dim, column]) => `('${dim}', ${column})`).join(', ')}) AS d(dim, value)
+  GROUP BY 1, 2, 3, 4
+  ORDER BY 1, 2, 3, 4
+  ON CONFLICT (workspace_id, dim, bucket, value) DO UPDATE SET ${ADD_TOTALS}`;
+
+/** The writes of the usage read model: `usage_events` with both rollup levels, `usage_gaps`, and their retention. */
+@Injectable()
+export class UsageEventsRepository {
+  /** Projects events (distinct by workspace and event id) with their rollups, in the caller's transaction. */
+  async projectEvents(manager: EntityManager, events: UsageEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    // Times travel as ISO strings (a Date would be written in its local-time form).
+    await manager.query(
+      PROJECT_EVENTS,
+      EVENT_COLUMNS.map(([name]) => arrayLiteral(events.map((e) => (name === 'occurred_at' ? e.occurred_at.toISOString() : e[name])))),
+    );
+  }
+
+  /** Records gap windows (one already recorded is kept once), in the caller's transaction. */
+  async insertGaps(manager: EntityManager, gaps: UsageGap[]): Promise<void> {
+    if (gaps.length === 0) return;
+    // hand-written: unnest-batched ON CONFLICT DO NOTHING (a parked batch names up to BATCH_LIMIT gaps, past a VALUES list's parameter limit).
+    await manager.query(
+      `INSERT INTO usage_gaps (workspace_id, from_at, to_at) SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) ON CONFLICT DO NOTHING`,
+      [gaps.map((g) => g.workspace_id), gaps.map((g) => g.from), gaps.map((g) => g.to)],
+    );
+  }
+
+  /**
+   * Rollups of both levels and gap markers of the workspace older than the cutoff, at most `limit`
+   * rollup rows in all, in the caller's transaction; raw events go with their partitions.
+   */
+  async retain(manager: EntityManager, workspaceId: string, cutoff: Date, limit: number): Promise<number> {
+    // hand-written (deleteAtMost): a bounded DELETE by ctid; the rollup tables have no key to match rows back by.
+    let deleted = await deleteAtMost(manager, 'usage_rollups', 'workspace_id = $1 AND bucket < $2 AND dim = ANY($3)', [workspaceId, cutoff, Object.keys(DIMENSIONS)], limit);
+    if (deleted < limit) deleted += await deleteAtMost(manager, 'usage_minute_rollups', 'workspace_id = $1 AND bucket < $2', [workspaceId, cutoff], limit - deleted);
+    await manager.delete(UsageGapRow, { workspaceId, toAt: LessThan(cutoff) });
+    return deleted;
+  }
+}
