@@ -9,7 +9,6 @@ import { KeysService } from 'src/modules/keys/keys.service';
 import { PendingRemovals } from 'src/modules/keys/pending-removals';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { KEYS_ENTITIES } from 'src/modules/keys/entities';
-import { KeyBudgetsRepository } from 'src/modules/keys/key-budgets.repository';
 
-@Module({ imports: [TypeOrmModule.forFeature(KEYS_ENTITIES), AuditModule, NotificationsModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob, PendingRemovals, KeyBudgetsRepository], exports: [KeysService, KeyBudgetsRepository] })
+@Module({ imports: [TypeOrmModule.forFeature(KEYS_ENTITIES), AuditModule, NotificationsModule, PublicationModule, WorkspacesModule], controllers: [KeysController], providers: [KeysService, KeysJob, PendingRemovals], exports: [KeysService] })
 export class KeysModule {}

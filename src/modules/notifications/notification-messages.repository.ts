@@ -256,20 +256,12 @@ export class NotificationMessagesRepository {
     await this.dataSource.query(`DELETE FROM notification_attempts WHERE attempted_at < $1`, [before]);
     await this.dataSource.query(`DELETE FROM notification_messages WHERE created_at < $1`, [before]);
   }
-
-  /**
-   * The (workspace, dedupe key) pairs among the given ones (`workspaceIds[i]` with `dedupeKeys[i]`)
-   * that already have a message, as `${workspace_id} ${dedupe_key}`, read in the caller's transaction.
-   */
-  async existingDedupeKeys(manager: EntityManager, workspaceIds: string[], dedupeKeys: string[]): Promise<Set<string>> {
-    if (dedupeKeys.length === 0) return new Set();
-    // hand-written: on the usage ingestion path (budget thresholds), one probe of the (workspace_id, dedupe_key) index per batch.
-    const rows: { workspace_id: string; dedupe_key: string }[] = await manager.query(
-      `SELECT m.workspace_id, m.dedupe_key FROM unnest($1::text[], $2::text[]) AS c(workspace_id, dedupe_key)
-       JOIN notification_messages m ON m.workspace_id = c.workspace_id AND m.dedupe_key = c.dedupe_key`,
-      [workspaceIds, dedupeKeys],
-    );
-    return new Set(rows.map((r) => `${r.workspace_id} ${r.dedupe_key}`));
-  }
 }
 
+/**
+ * Whether a message with this dedupe key exists in the workspace: a fragment for usage's budget
+ * check, one statement per ingested batch (src/modules/keys/key-budgets.repository.ts says why).
+ */
+export const messageWritten = (workspaceId: string, dedupeKey: string): string =>
+  // hand-written: one probe of the (workspace_id, dedupe_key) index inside usage's statement.
+  `EXISTS (SELECT 1 FROM notification_messages m WHERE m.workspace_id = ${workspaceId} AND m.dedupe_key = ${dedupeKey})`;

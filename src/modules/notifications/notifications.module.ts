@@ -34,6 +34,6 @@ import { OutboxService } from 'src/modules/notifications/outbox.service';
     EventStreamService,
     NotificationsJob,
   ],
-  exports: [OutboxService, NotificationMessagesRepository],
+  exports: [OutboxService],
 })
 export class NotificationsModule {}

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { formatTimeRequired } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
-import { KeyBudgetsRepository } from 'src/modules/keys/key-budgets.repository';
-import { NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
 import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { monthStart, ParsedEntry } from 'src/modules/streams/stream-projector';
 import { UsageRollupsRepository } from 'src/modules/usage/usage-rollups.repository';
@@ -23,9 +21,7 @@ const budgetDedupeKey = (keyId: string, threshold: number, from: string) => `bud
 @Injectable()
 export class BudgetThresholds {
   constructor(
-    private readonly keyBudgets: KeyBudgetsRepository,
     private readonly rollups: UsageRollupsRepository,
-    private readonly messages: NotificationMessagesRepository,
     private readonly outbox: OutboxService,
   ) {}
 
@@ -39,51 +35,24 @@ export class BudgetThresholds {
       }
     }
     if (keys.size === 0) return;
-    // Three set-based reads per batch, one per owner: the capped keys of the batch (nothing else is
-    // read when none is capped), their month's spend from the hourly rollups, and which crossed
-    // thresholds already have their message (the emit's dedupe key still decides, so a concurrent
-    // batch emits nothing twice).
-    const capped = await this.keyBudgets.capped(tx.manager, [...keys.values()]);
-    if (capped.length === 0) return;
-    const spend = await this.rollups.monthSpend(tx.manager, [...new Set(capped.map((k) => k.workspace_id))], [...new Set(capped.map((k) => k.key_id))], period);
-    const spentBy = new Map(spend.map((r) => [`${r.workspace_id}/${r.key_id}`, BigInt(r.spent)]));
     const from = formatTimeRequired(period.from);
-    const crossed: { workspaceId: string; keyId: string; agentId: string; cap: bigint; spent: bigint; threshold: number }[] = [];
-    for (const k of capped) {
-      const cap = BigInt(k.cap);
-      const spent = spentBy.get(`${k.workspace_id}/${k.key_id}`) ?? 0n;
-      for (const threshold of BUDGET_THRESHOLDS) {
-        if (spent * 100n >= cap * BigInt(threshold)) crossed.push({ workspaceId: k.workspace_id, keyId: k.key_id, agentId: k.agent_id, cap, spent, threshold });
-      }
-    }
-    if (crossed.length === 0) return;
-    const written = await this.messages.existingDedupeKeys(
-      tx.manager,
-      crossed.map((c) => c.workspaceId),
-      crossed.map((c) => budgetDedupeKey(c.keyId, c.threshold, from)),
-    );
-    const due = crossed
-      .filter((c) => !written.has(`${c.workspaceId} ${budgetDedupeKey(c.keyId, c.threshold, from)}`))
-      .sort((a, b) => compare(a.workspaceId, b.workspaceId) || compare(a.keyId, b.keyId) || a.threshold - b.threshold);
+    const due = await this.rollups.budgetCrossings(tx.manager, [...keys.values()], period, BUDGET_THRESHOLDS, from);
     for (const c of due) {
       await this.outbox.emit(
         tx,
-        c.workspaceId,
+        c.workspace_id,
         'budget.threshold_crossed',
         {
-          key_id: c.keyId,
-          agent_id: c.agentId,
+          key_id: c.key_id,
+          agent_id: c.agent_id,
           threshold_percent: c.threshold,
-          cap_usd_micros: c.cap,
-          spent_usd_micros: c.spent,
+          cap_usd_micros: BigInt(c.cap),
+          spent_usd_micros: BigInt(c.spent),
           period: { from, to: formatTimeRequired(period.to) },
         },
-        { dedupeKey: budgetDedupeKey(c.keyId, c.threshold, from) },
+        { dedupeKey: budgetDedupeKey(c.key_id, c.threshold, from) },
       );
     }
   }
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -1,0 +1,76 @@
+import { UsageEventsRepository } from 'src/modules/usage/usage-events.repository';
+import { UsageRollupsRepository } from 'src/modules/usage/usage-rollups.repository';
+import { ReadModelPartitionsRepository } from 'src/modules/streams/read-model-partitions.repository';
+import { UsageEvent } from 'src/modules/usage/usage-vocabulary';
+import { openRepositoryDatabase, RepositoryDatabase } from 'test/support/repository-database';
+
+const at = (day: number, h = 0) => new Date(Date.UTC(2031, 4, day, h));
+const MONTH = { from: at(1), to: new Date(Date.UTC(2031, 5, 1)) };
+const FROM = '2031-05-01T00:00:00.000000Z';
+let seq = 0;
+const spend = (workspaceId: string, keyId: string, usd: number, occurred_at: Date): UsageEvent => ({
+  event_id: `evt_${++seq}`, workspace_id: workspaceId, kind: 'llm', key_id: keyId, model: 'm', provider: 'p', tool: null, pricing_known: true,
+  outcome: 'ok', usd_micros: String(usd), tokens_in: '1', tokens_out: '1', tokens_cached: '0', tokens_reasoning: '0', occurred_at,
+});
+
+/** The one budget statement: keys' capped-key fragment, the rollups' month spend, notifications' written-message fragment. */
+describe('UsageRollupsRepository.budgetCrossings', () => {
+  let db: RepositoryDatabase;
+  let repo: UsageRollupsRepository;
+  const key = (id: string, workspaceId: string, budget: number | null) =>
+    db.dataSource.query(
+      `INSERT INTO virtual_keys (id, workspace_id, env, agent_id, prefix, key_hash, last4, allowed_models, allowed_tools, tools_mode, scopes, attributes, budget_micros_usd_month)
+       VALUES ($1, $2, 'dev', $3, 'ob_test', md5($1) || md5($1 || 'x'), 'abcd', '["*"]', '["*"]', 'full', '["llm"]', '{}', $4)`,
+      [id, workspaceId, `agent_${id}`, budget],
+    );
+  const crossings = (pairs: [string, string][]) =>
+    db.dataSource.transaction((m) => repo.budgetCrossings(m, pairs, MONTH, [50, 80, 100], FROM));
+
+  beforeAll(async () => {
+    db = await openRepositoryDatabase();
+    repo = new UsageRollupsRepository(db.dataSource);
+    await db.dataSource.query(`INSERT INTO organizations (id) VALUES ('org_1')`);
+    await db.dataSource.query(`INSERT INTO workspaces (id, org_id, slug, env) VALUES ('ws_a', 'org_1', 'a', 'dev'), ('ws_b', 'org_1', 'b', 'dev')`);
+    await key('key_capped', 'ws_a', 1000);
+    await key('key_uncapped', 'ws_a', null);
+    await key('key_zero', 'ws_a', 0);
+    await key('key_other', 'ws_b', 100);
+    const partitions = new ReadModelPartitionsRepository(db.dataSource);
+    await partitions.ensure('usage_events', at(1));
+    await partitions.ensure('usage_events', at(30));
+    await db.dataSource.transaction((m) =>
+      new UsageEventsRepository().projectEvents(m, [
+        spend('ws_a', 'key_capped', 500, at(3)),
+        spend('ws_a', 'key_capped', 300, at(20, 5)),
+        spend('ws_a', 'key_uncapped', 10_000, at(3)),
+        spend('ws_a', 'key_zero', 10_000, at(3)),
+        // The same key id in another workspace is another key.
+        spend('ws_b', 'key_capped', 10_000, at(3)),
+        spend('ws_b', 'key_other', 49, at(4)),
+      ]),
+    );
+  });
+  afterAll(() => db.close());
+
+  it('answers each threshold a capped key reached over the month, in order, and no uncapped, zero or missing key', async () => {
+    const rows = await crossings([['ws_a', 'key_capped'], ['ws_a', 'key_uncapped'], ['ws_a', 'key_zero'], ['ws_a', 'key_missing'], ['ws_b', 'key_other']]);
+    expect(rows).toEqual([
+      { workspace_id: 'ws_a', key_id: 'key_capped', agent_id: 'agent_key_capped', cap: '1000', spent: '800', threshold: 50 },
+      { workspace_id: 'ws_a', key_id: 'key_capped', agent_id: 'agent_key_capped', cap: '1000', spent: '800', threshold: 80 },
+    ]);
+  });
+
+  it('leaves out a threshold whose message is written, in that workspace only', async () => {
+    await db.dataSource.query(
+      `INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, created_at)
+       VALUES ('msg_1', 'ws_a', 'budget.threshold_crossed', '{}', $1, now()), ('msg_2', 'ws_b', 'budget.threshold_crossed', '{}', $2, now())`,
+      [`budget:key_capped:50:${FROM}`, `budget:key_capped:80:${FROM}`],
+    );
+    expect((await crossings([['ws_a', 'key_capped']])).map((r) => r.threshold)).toEqual([80]);
+  });
+
+  it('reads nothing for no pairs, and nothing below the first threshold', async () => {
+    expect(await crossings([])).toEqual([]);
+    expect(await crossings([['ws_b', 'key_other']])).toEqual([]);
+  });
+});
