@@ -44,6 +44,7 @@ import { receiptsProjector } from 'src/modules/receipts/receipts.projector';
 import { BATCH_LIMIT, monthStart, PROJECT_SHARDS, StreamProjector, StreamsService } from 'src/modules/streams/streams.service';
 import { DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, usageProjector } from 'src/modules/usage/usage.projector';
 import { KeysService } from 'src/modules/keys/keys.service';
+import { VirtualKeysRepository } from 'src/modules/keys/virtual-keys.repository';
 import { UsageService } from 'src/modules/usage/usage.service';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 import { ReceiptsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
@@ -486,7 +487,7 @@ async function main(): Promise<void> {
       await seed(ds, now);
     }
 
-    const usage = new UsageService(ds, null as never, new KeysService(ds, null as never, null as never, null as never, null as never, null as never, null as never, null as never), null as never);
+    const usage = new UsageService(ds, null as never, new KeysService(new VirtualKeysRepository(ds), ...(Array(9).fill(null) as [never, never, never, never, never, never, never, never, never])), null as never);
     const window = { from: new Date(now.getTime() - 30 * DAY), to: now };
     const summary = await p95(100, () => usage.summary(BUSY, { window, groupBy: 'model', limit: 50 }));
     const raw = await p95(10, () =>
