@@ -45,8 +45,8 @@ async function main(): Promise<void> {
       const id = `key_${hex(12)}`;
       keys.push(id);
       await ds.query(
-        `INSERT INTO virtual_keys (id, workspace_id, agent_id, prefix, key_hash, last4, allowed_models, allowed_tools, tools_mode, scopes, attributes)
-         VALUES ($1, $2, 'bench', 'ob_test', $3, 'abcd', '["*"]', '["*"]', 'full', '["llm"]', '{}')`,
+        `INSERT INTO virtual_keys (id, workspace_id, env, agent_id, prefix, key_hash, last4, allowed_models, allowed_tools, tools_mode, scopes, attributes)
+         VALUES ($1, $2, 'dev', 'bench', 'ob_test', $3, 'abcd', '["*"]', '["*"]', 'full', '["llm"]', '{}')`,
         [id, ws, hex(32)],
       );
     }

@@ -147,8 +147,8 @@ async function main(): Promise<void> {
       const id = `key_${hex(12)}`;
       keys.push(id);
       await ds.query(
-        `INSERT INTO virtual_keys (id, workspace_id, agent_id, prefix, key_hash, last4, allowed_models, allowed_tools, tools_mode, scopes, attributes, budget_micros_usd_month)
-         VALUES ($1, $2, 'bench', 'ob_test', $3, 'abcd', '["*"]', '["*"]', 'full', '["llm"]', '{}', 1000000000000)`,
+        `INSERT INTO virtual_keys (id, workspace_id, env, agent_id, prefix, key_hash, last4, allowed_models, allowed_tools, tools_mode, scopes, attributes, budget_micros_usd_month)
+         SELECT $1, $2, env, 'bench', 'ob_test', $3, 'abcd', '["*"]', '["*"]', 'full', '["llm"]', '{}', 1000000000000 FROM workspaces WHERE id = $2`,
         [id, ws, hex(32)],
       );
     }

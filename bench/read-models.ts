@@ -54,6 +54,7 @@ import { DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, UsageProjector } from 'src/mod
 import { UsageEventsRepository } from 'src/modules/usage/usage-events.repository';
 import { UsageRollupsRepository } from 'src/modules/usage/usage-rollups.repository';
 import { KeysService } from 'src/modules/keys/keys.service';
+import { VirtualKeysRepository } from 'src/modules/keys/virtual-keys.repository';
 import { UsageService } from 'src/modules/usage/usage.service';
 import { Transactions } from 'src/database/transactions';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
@@ -518,7 +519,7 @@ async function main(): Promise<void> {
 
     const usage = new UsageService(
       new UsageRollupsRepository(ds), usageProjector, null as never, null as never,
-      new KeysService(ds, null as never, null as never, null as never, null as never, null as never, null as never, null as never),
+      new KeysService(new VirtualKeysRepository(ds), ...(Array(9).fill(null) as [never, never, never, never, never, never, never, never, never])),
     );
     const window = { from: new Date(now.getTime() - 30 * DAY), to: now };
     const summary = await p95(100, () => usage.summary(BUSY, { window, groupBy: 'model', limit: 50 }));

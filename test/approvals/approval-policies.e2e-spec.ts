@@ -1,5 +1,6 @@
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { freezeWorkspace } from 'test/support/factories';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -333,7 +334,7 @@ describe('approval policies', () => {
     it('answers 409 workspace is frozen to every mutation and still serves reads', async () => {
       const op = await freshOwner();
       policyId = (await create(op, { name: 'p', rules: [allow()] }).expect(200)).body.policy_id;
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [op.workspaceId]);
+      await freezeWorkspace(t, op.workspaceId);
       for (const route of routes()) {
         if (route.read) await route.call(op, op.workspaceId).expect(200);
         else await route.call(op, op.workspaceId).expect(409, { detail: 'workspace is frozen' });

@@ -3,6 +3,7 @@ import { Response } from 'supertest';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { signServiceToken } from 'src/platform/auth/service-token';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
+import { expireApproval, freezeWorkspace } from 'test/support/factories';
 import { lockWaiters, openTransaction } from 'test/support/locks';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -61,7 +62,7 @@ describe('approvals', () => {
   const pending = async (op: Operator, over: Record<string, unknown> = {}) => (await hold(op.workspaceId, heldCall(over), 201)).body;
   const count = async (sql: string, params: unknown[]) => Number((await t.db.query(sql, params))[0].n);
   const voteRows = (id: string) => count(`SELECT count(*) AS n FROM approval_votes WHERE approval_id = $1`, [id]);
-  const expire = (id: string) => t.db.query(`UPDATE approvals SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1`, [id]);
+  const expire = (id: string) => expireApproval(t, id);
   const stored = async (id: string) => (await t.db.query(`SELECT status, decision_reason, execution_status, revision FROM approvals WHERE id = $1`, [id]))[0];
   const revise = (op: Operator, policyId: string, rules: Record<string, unknown>[], expected: number) =>
     t.http().put(`/api/v1/workspaces/${op.workspaceId}/approval-policies/${policyId}`).set(bearer(op)).send({ name: 'revised', rules, expected_revision: expected });
@@ -309,7 +310,7 @@ describe('approvals', () => {
       const op = await t.signIn();
       await createPolicy(op, [rule()]);
       const held = await pending(op);
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [op.workspaceId]);
+      await freezeWorkspace(t, op.workspaceId);
       await list(op).expect(200);
       expect((await get(op, held.approval_id).expect(200)).body).toMatchObject({ can_vote: false, vote_block_reason: 'frozen' });
     });
@@ -391,7 +392,7 @@ describe('approvals', () => {
 
       await createPolicy(op, [rule()]);
       const held = await pending(op);
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [op.workspaceId]);
+      await freezeWorkspace(t, op.workspaceId);
       await approve(op, held.approval_id, 1).expect(409, { detail: 'workspace is frozen' });
       for (const id of [old.approval_id, before.approval_id, held.approval_id]) expect(await voteRows(id)).toBe(0);
       expect(await count(`SELECT count(*) AS n FROM approval_votes WHERE approval_id = $1`, [a.approval_id])).toBe(2);

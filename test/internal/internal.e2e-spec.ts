@@ -9,6 +9,7 @@ import { SNAPSHOT_PARTS } from 'src/modules/publication/snapshot.registry';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { REDIS_URL } from 'test/support/database';
 import { eventually } from 'test/support/eventually';
+import { corruptRouteQualifiers, deleteWorkspaceUnderneath, stageSnapshotVersion } from 'test/support/factories';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const now = () => Math.floor(Date.now() / 1000);
@@ -165,10 +166,7 @@ describe('gateway-facing routes', () => {
       const other = await t.signIn();
       const minted = await t.http().post(`/api/v1/workspaces/${other.workspaceId}/keys`).set(bearer(other)).send({ agent_id: 'orphan' }).expect(201);
       // No route deletes a workspace; remove it underneath (foreign keys off for this session only).
-      await t.db.transaction(async (m) => {
-        await m.query(`SET LOCAL session_replication_role = replica`);
-        await m.query(`DELETE FROM workspaces WHERE id = $1`, [other.workspaceId]);
-      });
+      await deleteWorkspaceUnderneath(t, other.workspaceId);
       await redis.del(`${t.config.redisPrefix}:key:${sha256(minted.body.plaintext)}`);
       await read(sha256(minted.body.plaintext), 404);
     });
@@ -224,7 +222,7 @@ describe('gateway-facing routes', () => {
       await t.http().post(`/api/v1/workspaces/${ws}/route-qualifiers`).set(bearer(other)).send({ qualifier_id: 'broken', constraint: { kind: 'pin', target: 'a' } }).expect(200);
       const before = await read(ws, 200);
       // Unbuildable from now on (two active constraints), but the hot path holds the current version.
-      await t.db.query(`UPDATE route_qualifiers SET only_targets = '["b"]' WHERE workspace_id = $1`, [ws]);
+      await corruptRouteQualifiers(t, ws, ['b']);
       await redis.set(`${t.config.redisPrefix}:snapshot:${ws}`, JSON.stringify({ ...before.body, generated_at: '2000-01-01T00:00:00.000Z' }));
       // Served as the hot path holds it (a built one would be another generated_at, or a 503).
       expect((await read(ws, 200)).body.generated_at).toBe('2000-01-01T00:00:00.000Z');
@@ -258,7 +256,7 @@ describe('gateway-facing routes', () => {
 
     it('builds a newly staged version at once, and keeps that document for the version', async () => {
       const before = (await read(owner.workspaceId, 200)).body.version;
-      await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [owner.workspaceId]);
+      await stageSnapshotVersion(t, owner.workspaceId);
       const first = (await read(owner.workspaceId, 200)).body;
       expect(first.version).toBe(before + 1);
       expect((await read(owner.workspaceId, 200)).body).toEqual(first);
@@ -271,11 +269,11 @@ describe('gateway-facing routes', () => {
     it('answers 503 snapshot_unavailable when a part of a version not yet built cannot be built from committed state', async () => {
       // A stored route qualifier with two active constraints cannot be deserialized.
       await t.http().post(`/api/v1/workspaces/${owner.workspaceId}/route-qualifiers`).set(bearer(owner)).send({ qualifier_id: 'broken', constraint: { kind: 'pin', target: 'a' } }).expect(200);
-      await t.db.query(`UPDATE route_qualifiers SET only_targets = '["b"]' WHERE workspace_id = $1`, [owner.workspaceId]);
-      await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [owner.workspaceId]);
+      await corruptRouteQualifiers(t, owner.workspaceId, ['b']);
+      await stageSnapshotVersion(t, owner.workspaceId);
       const res = await read(owner.workspaceId, 503);
       expect(res.body).toEqual({ detail: 'snapshot_unavailable' });
-      await t.db.query(`UPDATE route_qualifiers SET only_targets = NULL WHERE workspace_id = $1`, [owner.workspaceId]);
+      await corruptRouteQualifiers(t, owner.workspaceId, null);
       await read(owner.workspaceId, 200);
     });
   });

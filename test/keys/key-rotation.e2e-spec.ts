@@ -11,6 +11,7 @@ import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { REDIS_URL } from 'test/support/database';
 import { eventually } from 'test/support/eventually';
+import { ageKeys, ageKeyUse } from 'test/support/factories';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
 import { GatewayStreams, usageEvent } from 'test/support/streams';
 import { TcpProxy } from 'test/support/tcp-proxy';
@@ -439,8 +440,8 @@ describe('key rotation', () => {
         usageEvent(op.workspaceId, { key_id: stale.key_id, occurred_at: ago(2 * DAY_MS) }),
       );
       // `stale` last used 91 days ago and created long before: idle under the default 90 days.
-      await t.db.query(`UPDATE virtual_key_usage SET last_used_at = clock_timestamp() - interval '91 days' WHERE key_id = $1`, [stale.key_id]);
-      await t.db.query(`UPDATE virtual_keys SET created_at = created_at - interval '200 days' WHERE workspace_id = $1`, [op.workspaceId]);
+      await ageKeyUse(t, stale.key_id, 91);
+      await ageKeys(t, op.workspaceId, 200);
       const listed = (await t.http().get(h.keysPath(op.workspaceId)).query({ sort: 'last_used' }).set(bearer(op)).expect(200)).body.keys;
       expect(listed.map((k: KeyBody) => [k.agent_id, k.idle])).toEqual([['never', true], ['stale', true], ['recent', false]]);
       const byCreation = (await t.http().get(h.keysPath(op.workspaceId)).set(bearer(op)).expect(200)).body.keys;

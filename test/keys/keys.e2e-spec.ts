@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { signServiceToken } from 'src/platform/auth/service-token';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { REDIS_URL } from 'test/support/database';
+import { expireKey, freezeWorkspace } from 'test/support/factories';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -310,7 +311,7 @@ describe('virtual keys', () => {
       const d = await mint(op, { agent_id: 'd', expires_at: new Date(Date.now() + 3600_000).toISOString() }).expect(201);
       await revoke(op, b.body.key_id).expect(200);
       expect(await overview()).toEqual({ active: 2, total: 4 });
-      await t.db.query(`UPDATE virtual_keys SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1`, [d.body.key_id]);
+      await expireKey(t, d.body.key_id);
       expect(await overview()).toEqual({ active: 1, total: 4 });
     });
   });
@@ -363,7 +364,7 @@ describe('virtual keys', () => {
     it('answers 409 workspace is frozen for mint and revoke, and still lists', async () => {
       const frozen = await t.signIn();
       const k = await mint(frozen, { agent_id: 'f' }).expect(201);
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [frozen.workspaceId]);
+      await freezeWorkspace(t, frozen.workspaceId);
       expect((await mint(frozen).expect(409)).body).toEqual({ detail: 'workspace is frozen' });
       expect((await revoke(frozen, k.body.key_id).expect(409)).body).toEqual({ detail: 'workspace is frozen' });
       expect((await list(frozen).expect(200)).body.keys).toHaveLength(1);

@@ -6,6 +6,7 @@ import { TcpProxy } from 'test/support/tcp-proxy';
 import { StreamsService } from 'src/modules/streams/streams.service';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
+import { endpointUrlUnchecked } from 'test/support/factories';
 import { Receiver } from 'test/support/receiver';
 import { GatewayStreams, usageEvent } from 'test/support/streams';
 
@@ -242,7 +243,7 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
       expect([patched.status, patched.body.detail?.[0]?.msg]).toEqual([422, 'url must not point to a private or local address']);
       // As if the name had resolved elsewhere when it was checked: the attempt checks again.
       for (const [i, target] of [`http://127.0.0.1:${r.port}/hook`, `http://localhost:${r.port}/hook`, `http://[::ffff:127.0.0.1]:${r.port}/hook`].entries()) {
-        await t.db.query(`UPDATE notification_endpoints SET url = $2 WHERE id = $1`, [e.endpoint_id, target]);
+        await endpointUrlUnchecked(t, op.workspaceId, e.endpoint_id, target);
         await t.http().post(`${path}/test`).set(bearer(op)).expect(202);
         await eventually(async () => {
           const { attempts } = (await t.http().get(`${path}/attempts`).set(bearer(op)).expect(200)).body;

@@ -1,11 +1,20 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { ApprovalsService } from 'src/modules/approvals/approvals.service';
-import { KeysService } from 'src/modules/keys/keys.service';
+import { ApprovalEvents } from 'src/modules/approvals/approval-events.service';
+import { KeyExpiry } from 'src/modules/keys/key-expiry.service';
 import { NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
 import { expectAccessMatrix, roleMembers, RouteCase } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
+import {
+  deleteEndpoint,
+  endpointFailingSince,
+  expireApproval,
+  forgetNotification,
+  reopenApproval,
+  seedPendingDelivery,
+  setApprovalExpiry,
+} from 'test/support/factories';
 import { Receiver } from 'test/support/receiver';
 import { signServiceToken } from 'src/platform/auth/service-token';
 
@@ -283,7 +292,7 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
       const op = await t.signIn();
       const r = await receiver(() => ({ status: 500 }));
       const e = await create({ url: r.url, event_types: ['*'] }, op);
-      await t.db.query(`UPDATE notification_endpoints SET failing_since = now() - interval '2 hours' WHERE id = $1`, [e.endpoint_id]);
+      await endpointFailingSince(t, op.workspaceId, e.endpoint_id, 2);
       await t.http().post(`${base(op)}/notification-endpoints/${e.endpoint_id}/test`).set(bearer(op)).expect(202);
       await eventually(async () => {
         const got = await t.http().get(`${base(op)}/notification-endpoints/${e.endpoint_id}`).set(bearer(op)).expect(200);
@@ -297,8 +306,7 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
       const e = await create({ url: 'http://127.0.0.1:9/hook', event_types: ['*'], enabled: false }, op);
       const ids = ['a', 'b', 'c', 'd', 'e', 'f'].map((x) => `msg_settle${x}${op.workspaceId.slice(-8)}`);
       for (const id of ids) {
-        await t.db.query(`INSERT INTO notification_messages (id, workspace_id, type, body, created_at) VALUES ($1, $2, 'notification.test', '{}', now())`, [id, op.workspaceId]);
-        await t.db.query(`INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at) VALUES ($1, $2, $3, 'pending', now())`, [e.endpoint_id, id, op.workspaceId]);
+        await seedPendingDelivery(t, op.workspaceId, e.endpoint_id, id);
       }
       const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
       const item = (i: number, ok: boolean, s: number) => ({
@@ -323,7 +331,7 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
         [ids[0], 'succeeded'], [ids[1], 'failed'], [ids[2], 'failed'], [ids[3], 'failed'], [ids[4], 'failed'], [ids[5], 'succeeded'],
       ]);
       // An endpoint deleted meanwhile: nothing is written for it.
-      await t.db.query(`DELETE FROM notification_endpoints WHERE id = $1`, [e.endpoint_id]);
+      await deleteEndpoint(t, op.workspaceId, e.endpoint_id);
       expect(await repo.settle([item(1, true, 7)])).toEqual(new Map());
       expect(await t.db.query(`SELECT 1 FROM notification_attempts WHERE endpoint_id = $1`, [e.endpoint_id])).toEqual([]);
     });
@@ -421,11 +429,12 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
         ['approval.resolved', { approval_id: approvalId, decision_status: 'approved', resolved_at: expect.any(String), workspace_id: ws }],
       ]);
       // From time: exactly once however many passes (replicas) run at once.
-      await t.db.query(`UPDATE approvals SET status = 'pending', expires_at = now() + interval '60 seconds' WHERE id = $1`, [approvalId]);
-      await t.db.query(`DELETE FROM notification_messages WHERE workspace_id = $1 AND dedupe_key = $2`, [ws, `approval.resolved:${approvalId}`]);
-      const approvals = t.app.get(ApprovalsService);
+      await reopenApproval(t, approvalId);
+      await setApprovalExpiry(t, approvalId, 60);
+      await forgetNotification(t, ws, `approval.resolved:${approvalId}`);
+      const approvals = t.app.get(ApprovalEvents);
       await Promise.all([approvals.notifyTimeouts(), approvals.notifyTimeouts(), approvals.notifyTimeouts()]);
-      await t.db.query(`UPDATE approvals SET expires_at = now() - interval '1 second' WHERE id = $1`, [approvalId]);
+      await expireApproval(t, approvalId);
       await Promise.all([approvals.notifyTimeouts(), approvals.notifyTimeouts(), approvals.notifyTimeouts()]);
       const timed = await t.db.query(`SELECT type, count(*)::int AS n FROM notification_messages WHERE workspace_id = $1 AND type IN ('approval.expiring', 'approval.resolved') GROUP BY type ORDER BY type`, [ws]);
       expect(timed).toEqual([{ type: 'approval.expiring', n: 1 }, { type: 'approval.resolved', n: 1 }]);
@@ -485,9 +494,9 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
       const soon = new Date(Date.now() + 3 * 86_400_000).toISOString();
       const key = (await t.http().post(`${base(op)}/keys`).set(bearer(op)).send({ agent_id: 'agent-x', expires_at: soon }).expect(201)).body;
       await t.http().post(`${base(op)}/keys`).set(bearer(op)).send({ agent_id: 'agent-later', expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() }).expect(201);
-      const keys = t.app.get(KeysService);
-      await Promise.all([keys.notifyExpiring(), keys.notifyExpiring(), keys.notifyExpiring(), keys.notifyExpiring()]);
-      await keys.notifyExpiring();
+      const expiry = t.app.get(KeyExpiry);
+      await Promise.all([expiry.notifyExpiring(), expiry.notifyExpiring(), expiry.notifyExpiring(), expiry.notifyExpiring()]);
+      await expiry.notifyExpiring();
       const list = await messages(op, '?type=key.expiring');
       expect(list.map((m: { data: unknown }) => m.data)).toEqual([{ key_id: key.key_id, agent_id: 'agent-x', expires_at: key.expires_at, workspace_id: op.workspaceId }]);
     });

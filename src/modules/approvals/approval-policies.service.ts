@@ -1,6 +1,4 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { ApiError, bodyError, FieldValidationError } from 'src/common/http/errors';
@@ -11,12 +9,12 @@ import { AuditAction } from 'src/modules/audit/audit-vocabulary';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
-import { ApprovalsService } from 'src/modules/approvals/approvals.service';
+import { ApprovalEvents } from 'src/modules/approvals/approval-events.service';
+import { ApprovalPoliciesRepository } from 'src/modules/approvals/approval-policies.repository';
 import { ApprovalPolicyBody } from 'src/modules/approvals/dto/approval-policy.dto';
 import { toApprovalPolicyDocument } from 'src/modules/approvals/dto/approval-policy.document';
-import { ApprovalPolicyRevision } from 'src/modules/approvals/entities/approval-policy-revision.entity';
 import { ApprovalPolicy } from 'src/modules/approvals/entities/approval-policy.entity';
-import { activeRuleSet, ApprovalRule, RULE_MESSAGES, validateRules } from 'src/modules/approvals/rules';
+import { ApprovalRule, RULE_MESSAGES, validateRules } from 'src/modules/approvals/rules';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 const NOT_FOUND = 'approval policy not found';
@@ -39,26 +37,26 @@ function checkedRules(input: unknown): ApprovalRule[] {
 @Injectable()
 export class ApprovalPoliciesService implements OnModuleInit {
   constructor(
-    @InjectRepository(ApprovalPolicy) private readonly policies: Repository<ApprovalPolicy>,
+    private readonly policies: ApprovalPoliciesRepository,
     private readonly access: WorkspaceAccess,
     private readonly audit: AuditService,
     private readonly publications: PublicationService,
     private readonly snapshots: SnapshotRegistry,
     private readonly workspaces: WorkspacesService,
-    private readonly approvals: ApprovalsService,
+    private readonly events: ApprovalEvents,
   ) {}
 
   onModuleInit(): void {
-    this.snapshots.register('approval_rules', (manager, ws) => activeRuleSet(manager, ws.id));
+    this.snapshots.register('approval_rules', (manager, ws) => this.policies.activeRuleSet(ws.id, manager));
   }
 
   async list(ws: WorkspaceContext) {
-    const rows = await this.policies.find({ where: { workspaceId: ws.id }, order: { name: 'ASC', id: 'ASC' } });
+    const rows = await this.policies.list(ws.id);
     return { approval_policies: rows.map(toApprovalPolicyDocument) };
   }
 
   async get(ws: WorkspaceContext, policyId: string) {
-    const row = await this.policies.findOneBy({ workspaceId: ws.id, id: policyId });
+    const row = await this.policies.find(ws.id, policyId);
     if (!row) throw new ApiError(404, NOT_FOUND);
     return toApprovalPolicyDocument(row);
   }
@@ -70,7 +68,7 @@ export class ApprovalPoliciesService implements OnModuleInit {
       await this.assertMembers(tx, ws.id, rules);
       const id = newId('apy');
       const revisionId = newId('ayr');
-      await this.writeUnique(() => tx.manager.insert(ApprovalPolicy, { id, workspaceId: ws.id, name: body.name, status: 'active', revision: 1, revisionId, rules }));
+      await this.writeUnique(() => this.policies.insert(tx.manager, { id, workspaceId: ws.id, name: body.name, status: 'active', revision: 1, revisionId, rules }));
       await this.recordRevision(tx, ws, id, 1, revisionId, body.name, rules);
       return this.finish(tx, ws, id, 'approval_policy.create');
     });
@@ -86,7 +84,7 @@ export class ApprovalPoliciesService implements OnModuleInit {
       const revision = current.revision + 1;
       const revisionId = newId('ayr');
       await this.writeUnique(() =>
-        tx.manager.update(ApprovalPolicy, { workspaceId: ws.id, id: policyId }, { name: body.name, rules, revision, revisionId, updatedAt: () => 'clock_timestamp()' }),
+        this.policies.update(tx.manager, ws.id, policyId, { name: body.name, rules, revision, revisionId }),
       );
       await this.recordRevision(tx, ws, policyId, revision, revisionId, body.name, rules);
       return this.finish(tx, ws, policyId, 'approval_policy.revise');
@@ -99,13 +97,13 @@ export class ApprovalPoliciesService implements OnModuleInit {
     return this.access.mutate(ctx, async (tx, ws) => {
       const current = await this.lockPolicy(tx, ws.id, policyId, expected);
       if (current.status === 'disabled') return toApprovalPolicyDocument(current);
-      await tx.manager.update(ApprovalPolicy, { workspaceId: ws.id, id: policyId }, { status: 'disabled', updatedAt: () => 'clock_timestamp()' });
+      await this.policies.update(tx.manager, ws.id, policyId, { status: 'disabled' });
       return this.finish(tx, ws, policyId, 'approval_policy.disable');
     });
   }
 
   private async lockPolicy(tx: Tx, workspaceId: string, policyId: string, expectedRevision: number): Promise<ApprovalPolicy> {
-    const row = await tx.manager.findOne(ApprovalPolicy, { where: { workspaceId, id: policyId }, lock: { mode: 'pessimistic_write' } });
+    const row = await this.policies.lock(tx.manager, workspaceId, policyId);
     if (!row) throw new ApiError(404, NOT_FOUND);
     if (row.revision !== expectedRevision) throw new ApiError(409, 'approval policy revision changed');
     return row;
@@ -132,7 +130,7 @@ export class ApprovalPoliciesService implements OnModuleInit {
   }
 
   private async recordRevision(tx: Tx, ws: WorkspaceContext, policyId: string, revision: number, revisionId: string, name: string, rules: ApprovalRule[]): Promise<void> {
-    await tx.manager.insert(ApprovalPolicyRevision, { id: revisionId, workspaceId: ws.id, policyId, revision, name, rules, createdBy: ws.operator.userId });
+    await this.policies.insertRevision(tx.manager, { id: revisionId, workspaceId: ws.id, policyId, revision, name, rules, createdBy: ws.operator.userId });
   }
 
   /**
@@ -140,9 +138,9 @@ export class ApprovalPoliciesService implements OnModuleInit {
    * approvals the change invalidates, writes the audit row and answers the policy.
    */
   private async finish(tx: Tx, ws: WorkspaceContext, policyId: string, action: AuditAction) {
-    await this.approvals.emitInvalidated(tx, ws.id, (await activeRuleSet(tx.manager, ws.id)).policy_set_hash);
+    await this.events.emitInvalidated(tx, ws.id, (await this.policies.activeRuleSet(ws.id, tx.manager)).policy_set_hash);
     const snapshotVersion = await this.publications.stage(tx, ws.id, action);
-    const row = await tx.manager.findOneByOrFail(ApprovalPolicy, { workspaceId: ws.id, id: policyId });
+    const row = (await this.policies.find(ws.id, policyId, tx.manager))!;
     await this.audit.record(tx, {
       workspaceId: ws.id,
       actor: ws.operator,

@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
+import { singleFlight } from 'src/common/async/single-flight';
 import { errorFields } from 'src/common/logging/error-fields';
-import { ApprovalsService } from 'src/modules/approvals/approvals.service';
+import { ApprovalEvents } from 'src/modules/approvals/approval-events.service';
 
 export const APPROVAL_TIMEOUTS_INTERVAL_MS = 5_000;
 
@@ -9,15 +10,15 @@ export const APPROVAL_TIMEOUTS_INTERVAL_MS = 5_000;
 @Injectable()
 export class ApprovalsJob {
   private readonly logger = new Logger('approvals');
+  private readonly pass = singleFlight(
+    () => this.events.notifyTimeouts(),
+    (error) => this.logger.warn({ msg: 'approval timeout notification pass failed', ...errorFields(error) }),
+  );
 
-  constructor(private readonly approvals: ApprovalsService) {}
+  constructor(private readonly events: ApprovalEvents) {}
 
   @Interval(APPROVAL_TIMEOUTS_INTERVAL_MS)
-  async tick(): Promise<void> {
-    try {
-      await this.approvals.notifyTimeouts();
-    } catch (error) {
-      this.logger.warn({ msg: 'approval timeout notification pass failed', ...errorFields(error) });
-    }
+  tick(): Promise<void> {
+    return this.pass();
   }
 }

@@ -12,11 +12,14 @@ import { ApprovalsService } from 'src/modules/approvals/approvals.service';
 import { InternalApprovalsController } from 'src/modules/approvals/internal-approvals.controller';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APPROVALS_ENTITIES } from 'src/modules/approvals/entities';
+import { ApprovalEvents } from 'src/modules/approvals/approval-events.service';
+import { ApprovalPoliciesRepository } from 'src/modules/approvals/approval-policies.repository';
+import { ApprovalsRepository } from 'src/modules/approvals/approvals.repository';
 
 /** Approval policies, the approval inbox and votes, and the gateway's held-call routes. */
 @Module({
   imports: [TypeOrmModule.forFeature(APPROVALS_ENTITIES), AuditModule, KeysModule, NotificationsModule, PublicationModule, WorkspacesModule],
   controllers: [ApprovalPoliciesController, ApprovalsController, InternalApprovalsController],
-  providers: [ApprovalPoliciesService, ApprovalsService, ApprovalsJob],
+  providers: [ApprovalPoliciesService, ApprovalsService, ApprovalsJob, ApprovalEvents, ApprovalsRepository, ApprovalPoliciesRepository],
 })
 export class ApprovalsModule {}

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { WorkspaceAccess, WORKSPACE_NOT_FOUND } from 'src/platform/access/workspace-access.service';
 import { ApiError, queryError } from 'src/common/http/errors';
@@ -7,36 +7,31 @@ import { newId } from 'src/common/ids/ids';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired } from 'src/common/time/time';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { inTransaction, Tx } from 'src/database/transaction';
+import { Transactions } from 'src/database/transactions';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { AuditService } from 'src/modules/audit/audit.service';
-import { effectiveDecision, voteBlock, voteError } from 'src/modules/approvals/approval-state';
-import { APPROVAL_COLUMNS, ApprovalRow, toApprovalDocument, VoteRow } from 'src/modules/approvals/dto/approval.document';
-import { DecisionStatus, ExecutionReportBody, HeldCallBody, ListApprovalsQuery, VoteBody } from 'src/modules/approvals/dto/approval.dto';
-import { activeRuleSet, initialDecision, matchingRules } from 'src/modules/approvals/rules';
+import { ApprovalEvents } from 'src/modules/approvals/approval-events.service';
+import { ApprovalPoliciesRepository } from 'src/modules/approvals/approval-policies.repository';
+import { DecisionReason, effectiveDecision, ExecutionStatus, StoredStatus, voteBlock, voteError } from 'src/modules/approvals/approval-state';
+import { ApprovalsRepository } from 'src/modules/approvals/approvals.repository';
+import { ApprovalRow, toApprovalDocument } from 'src/modules/approvals/dto/approval.document';
+import { ExecutionReportBody, HeldCallBody, ListApprovalsQuery, VoteBody } from 'src/modules/approvals/dto/approval.dto';
+import { initialDecision, matchingRules } from 'src/modules/approvals/rules';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 
 const NOT_FOUND = 'approval not found';
 const CURSOR = { at: 'timestamp', id: 'string' } as const;
 const CURSOR_MAX = 1024;
 
-/** Stored pending, or approved and not executed: the rows expiry and policy changes act on. */
-const OPEN = `(status = 'pending' OR (status = 'approved' AND execution_status = 'pending'))`;
-type Placeholder = () => string;
-/** The effective-status filter in SQL, given placeholders for now and the current policy-set hash. */
-const STATUS_FILTER: Record<DecisionStatus, (now: Placeholder, hash: Placeholder) => string> = {
-  pending: (now, hash) => `status = 'pending' AND expires_at > ${now()} AND policy_set_hash = ${hash()}`,
-  approved: (now, hash) => `status = 'approved' AND NOT (execution_status = 'pending' AND (expires_at <= ${now()} OR policy_set_hash <> ${hash()}))`,
-  denied: () => `status = 'denied'`,
-  expired: (now) => `${OPEN} AND expires_at <= ${now()}`,
-  invalidated: (now, hash) => `${OPEN} AND expires_at > ${now()} AND policy_set_hash <> ${hash()}`,
-};
-
+/** The approval inbox and votes (operators), and the held calls and execution reports (the gateway). */
 @Injectable()
 export class ApprovalsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly approvals: ApprovalsRepository,
+    private readonly policies: ApprovalPoliciesRepository,
+    private readonly events: ApprovalEvents,
+    private readonly transactions: Transactions,
     private readonly access: WorkspaceAccess,
     private readonly audit: AuditService,
     private readonly workspaces: WorkspacesService,
@@ -52,19 +47,10 @@ export class ApprovalsService {
       if (!after) throw queryError('cursor', 'invalid cursor');
     }
     const now = new Date();
-    const { policy_set_hash: hash } = await activeRuleSet(this.dataSource, ws.id);
-    const values: unknown[] = [ws.id];
-    const param = (value: unknown) => () => `$${values.push(value)}`;
-    const where = [`workspace_id = $1`];
-    if (q.decision_status) where.push(`(${STATUS_FILTER[q.decision_status](param(now), param(hash))})`);
-    if (after) where.push(`(created_at, id) < (${param(new Date(after.at))()}, ${param(after.id)()})`);
-    values.push(q.limit + 1);
-    const rows: ApprovalRow[] = await this.dataSource.query(
-      `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
-      values,
-    );
+    const { policy_set_hash: hash } = await this.policies.activeRuleSet(ws.id);
+    const rows = await this.approvals.page(ws.id, { status: q.decision_status, now, hash }, after && { at: new Date(after.at), id: after.id }, q.limit + 1);
     const page = rows.slice(0, q.limit);
-    const votes = await this.votesOf(this.dataSource.manager, ws.id, page.map((r) => r.id));
+    const votes = await this.approvals.votes(ws.id, page.map((r) => r.id));
     const reviewer = { userId: ws.operator.userId, role: ws.role, frozen: ws.frozen };
     const last = page[page.length - 1];
     return {
@@ -75,9 +61,9 @@ export class ApprovalsService {
 
   async get(ws: WorkspaceContext, approvalId: string) {
     const now = new Date();
-    const row = await this.find(this.dataSource.manager, ws.id, approvalId);
-    const { policy_set_hash: hash } = await activeRuleSet(this.dataSource, ws.id);
-    const votes = await this.votesOf(this.dataSource.manager, ws.id, [row.id]);
+    const row = await this.find(ws.id, approvalId);
+    const { policy_set_hash: hash } = await this.policies.activeRuleSet(ws.id);
+    const votes = await this.approvals.votes(ws.id, [row.id]);
     return toApprovalDocument(row, votes.get(row.id) ?? [], hash, now, { userId: ws.operator.userId, role: ws.role, frozen: ws.frozen });
   }
 
@@ -89,34 +75,24 @@ export class ApprovalsService {
   async vote(ctx: WorkspaceContext, approvalId: string, body: VoteBody) {
     return this.access.mutate(ctx, async (tx, ws) => {
       const now = new Date();
-      const row = await this.find(tx.manager, ws.id, approvalId, true);
-      const { policy_set_hash: hash } = await activeRuleSet(tx.manager, ws.id);
-      const votes = (await this.votesOf(tx.manager, ws.id, [row.id])).get(row.id) ?? [];
+      const row = await this.find(ws.id, approvalId, tx.manager, true);
+      const { policy_set_hash: hash } = await this.policies.activeRuleSet(ws.id, tx.manager);
+      const votes = (await this.approvals.votes(ws.id, [row.id], tx.manager)).get(row.id) ?? [];
       const reviewer = { userId: ws.operator.userId, role: ws.role, frozen: ws.frozen };
       const block = voteBlock(row, hash, now, reviewer, votes.map((v) => v.user_id));
       if (block) throw voteError(block);
       if (row.revision !== body.expected_revision) throw new ApiError(409, 'approval revision changed');
 
-      await tx.manager.query(`INSERT INTO approval_votes (approval_id, workspace_id, user_id, decision, reason) VALUES ($1, $2, $3, $4, $5)`, [
-        row.id,
-        ws.id,
-        reviewer.userId,
-        body.decision,
-        body.reason,
-      ]);
+      const vote = { approvalId: row.id, workspaceId: ws.id, userId: reviewer.userId, decision: body.decision, reason: body.reason };
+      await this.approvals.insertVote(tx.manager, vote);
       const approvals = votes.filter((v) => v.decision === 'approve').length + (body.decision === 'approve' ? 1 : 0);
-      const next =
+      const next: { status: StoredStatus; reason: DecisionReason; execution: ExecutionStatus } =
         body.decision === 'deny'
           ? { status: 'denied', reason: 'reviewer_deny', execution: 'not_requested' }
           : approvals >= row.quorum_required
             ? { status: 'approved', reason: 'quorum_met', execution: 'pending' }
             : { status: 'pending', reason: 'awaiting_quorum', execution: 'not_requested' };
-      await tx.manager.query(
-        `UPDATE approvals SET status = $3, decision_reason = $4, execution_status = $5, revision = revision + 1,
-           decided_at = CASE WHEN $3 = 'pending' THEN NULL ELSE $6::timestamptz END
-         WHERE workspace_id = $1 AND id = $2`,
-        [ws.id, row.id, next.status, next.reason, next.execution, now],
-      );
+      await this.approvals.decide(tx.manager, ws.id, row.id, { ...next, decidedAt: next.status === 'pending' ? null : now });
       await this.audit.record(tx, {
         workspaceId: ws.id,
         actor: ws.operator,
@@ -125,9 +101,9 @@ export class ApprovalsService {
         detail: { key_id: row.key_id, connection_id: row.connection_id, env: row.env, status: next.status, reason: body.reason },
       });
       await this.outbox.emit(tx, ws.id, 'approval.vote_cast', { approval_id: row.id, user_id: reviewer.userId, vote: body.decision, approvals, quorum: row.quorum_required });
-      if (next.status !== 'pending') await this.emitResolved(tx, ws.id, row.id, next.status, now);
-      const updated = await this.find(tx.manager, ws.id, row.id);
-      const after = (await this.votesOf(tx.manager, ws.id, [row.id])).get(row.id) ?? [];
+      if (next.status !== 'pending') await this.events.emitResolved(tx, ws.id, row.id, next.status, now);
+      const updated = await this.find(ws.id, row.id, tx.manager);
+      const after = (await this.approvals.votes(ws.id, [row.id], tx.manager)).get(row.id) ?? [];
       return toApprovalDocument(updated, after, hash, now, reviewer);
     });
   }
@@ -140,45 +116,38 @@ export class ApprovalsService {
    */
   async hold(workspaceId: string, body: HeldCallBody): Promise<{ created: boolean; approval: Record<string, unknown> }> {
     if (!(await this.workspaces.existing([workspaceId])).has(workspaceId)) throw new ApiError(404, WORKSPACE_NOT_FOUND);
-    const existing = await this.findByRequest(this.dataSource.manager, workspaceId, body.request_id);
+    const existing = await this.approvals.findByRequest(workspaceId, body.request_id);
     if (existing) return { created: false, approval: await this.gatewayView(existing) };
 
-    return inTransaction(this.dataSource, async (tx) => {
+    return this.transactions.run(async (tx) => {
       await this.workspaces.lock(tx, workspaceId);
       const now = new Date();
-      const set = await activeRuleSet(tx.manager, workspaceId);
+      const set = await this.policies.activeRuleSet(workspaceId, tx.manager);
       const matched = matchingRules(set.rules, body.tool, body.env);
       const decision = initialDecision(matched);
-      const expires = new Date(now.getTime() + this.config.approvalTtlSeconds * 1000);
-      const inserted: { id: string }[] = await tx.manager.query(
-        `INSERT INTO approvals (id, workspace_id, request_id, key_id, invocation_id, tool, invocation_tool, connection_id, env, safe_summary, reason,
-           status, decision_reason, execution_status, policy_set_hash, matched_rules, quorum_required, created_at, expires_at, decided_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'not_requested', $14, $15, $16, $17, $18, $19)
-         ON CONFLICT (workspace_id, request_id) DO NOTHING RETURNING id`,
-        [
-          newId('apr'),
-          workspaceId,
-          body.request_id,
-          body.key_id,
-          body.invocation_id ?? null,
-          body.tool,
-          body.invocation_tool,
-          body.connection_id,
-          body.env,
-          JSON.stringify(body.safe_summary),
-          body.reason,
-          decision.status,
-          decision.reason,
-          set.policy_set_hash,
-          JSON.stringify(matched),
-          decision.quorumRequired,
-          now,
-          expires,
-          decision.status === 'denied' ? now : null,
-        ],
-      );
-      const row = (await this.findByRequest(tx.manager, workspaceId, body.request_id))!;
-      const created = inserted.length === 1 && decision.status === 'pending';
+      const stored = await this.approvals.insertHeld(tx.manager, {
+        id: newId('apr'),
+        workspaceId,
+        requestId: body.request_id,
+        keyId: body.key_id,
+        invocationId: body.invocation_id ?? null,
+        tool: body.tool,
+        invocationTool: body.invocation_tool,
+        connectionId: body.connection_id,
+        env: body.env,
+        safeSummary: body.safe_summary,
+        reason: body.reason,
+        status: decision.status,
+        decisionReason: decision.reason,
+        policySetHash: set.policy_set_hash,
+        matchedRules: matched,
+        quorumRequired: decision.quorumRequired,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + this.config.approvalTtlSeconds * 1000),
+        decidedAt: decision.status === 'denied' ? now : null,
+      });
+      const row = (await this.approvals.findByRequest(workspaceId, body.request_id, tx.manager))!;
+      const created = stored && decision.status === 'pending';
       if (created) {
         const allows = matched.filter((r) => r.effect === 'allow');
         await this.outbox.emit(tx, workspaceId, 'approval.requested', {
@@ -191,7 +160,7 @@ export class ApprovalsService {
           quorum: row.quorum_required,
           approver_roles: [...new Set(allows.flatMap((r) => r.approver_roles))].sort(),
           approver_user_ids: [...new Set(allows.flatMap((r) => r.approver_user_ids))].sort(),
-          url: this.approvalUrl(workspaceId, row.id),
+          url: this.events.approvalUrl(workspaceId, row.id),
         });
       }
       return { created, approval: await this.gatewayView(row, tx.manager) };
@@ -205,111 +174,42 @@ export class ApprovalsService {
    * committed before the rule set is read here, or waits until this report has committed.
    */
   async reportExecution(workspaceId: string, approvalId: string, body: ExecutionReportBody) {
-    return inTransaction(this.dataSource, async (tx) => {
+    return this.transactions.run(async (tx) => {
       await this.workspaces.lock(tx, workspaceId);
       const now = new Date();
-      const row = await this.find(tx.manager, workspaceId, approvalId, true);
+      const row = await this.find(workspaceId, approvalId, tx.manager, true);
       const report = { receipt_id: body.receipt_id ?? null, error_code: body.error_code ?? null, digest: body.digest ?? null };
       if (row.execution_status === 'succeeded' || row.execution_status === 'failed') {
         const same = row.execution_status === body.status && row.receipt_id === report.receipt_id && row.error_code === report.error_code && row.digest === report.digest;
         if (!same) throw new ApiError(409, 'approval execution already reported');
         return this.gatewayView(row, tx.manager);
       }
-      const { policy_set_hash: hash } = await activeRuleSet(tx.manager, workspaceId);
+      const { policy_set_hash: hash } = await this.policies.activeRuleSet(workspaceId, tx.manager);
       const effective = effectiveDecision(row, hash, now).status;
       if (effective === 'expired') throw new ApiError(409, 'approval has expired');
       if (effective === 'invalidated') throw new ApiError(409, 'approval policy changed');
       if (effective !== 'approved') throw new ApiError(409, 'approval is not approved');
-      await tx.manager.query(
-        `UPDATE approvals SET execution_status = $3, decision_reason = $4, executed_at = $5, receipt_id = $6, error_code = $7, digest = $8, revision = revision + 1
-         WHERE workspace_id = $1 AND id = $2`,
-        [workspaceId, row.id, body.status, body.status === 'failed' ? 'execution_failed' : row.decision_reason, now, report.receipt_id, report.error_code, report.digest],
-      );
-      return this.gatewayView(await this.find(tx.manager, workspaceId, row.id), tx.manager);
+      await this.approvals.recordExecution(tx.manager, workspaceId, row.id, {
+        executionStatus: body.status,
+        decisionReason: body.status === 'failed' ? 'execution_failed' : row.decision_reason,
+        executedAt: now,
+        receiptId: report.receipt_id,
+        errorCode: report.error_code,
+        digest: report.digest,
+      });
+      return this.gatewayView(await this.find(workspaceId, row.id, tx.manager), tx.manager);
     });
   }
 
-  /**
-   * Events from time: `approval.expiring` for pending approvals within NOTIFY_APPROVAL_EXPIRING_S
-   * of `expires_at`, and `approval.resolved` (`expired`) for pending ones past it (looked for up to
-   * a day back). Each once per approval through the outbox's dedupe key, however many replicas run
-   * this pass. Answers how many messages were emitted.
-   */
-  async notifyTimeouts(now = new Date()): Promise<number> {
-    const lead = new Date(now.getTime() + this.config.notify.approvalExpiringSeconds * 1000);
-    const rows: { id: string; workspace_id: string; expires_at: Date }[] = await this.dataSource.query(
-      `SELECT id, workspace_id, expires_at FROM approvals WHERE status = 'pending' AND expires_at <= $1 AND expires_at > $2 ORDER BY expires_at`,
-      [lead, new Date(now.getTime() - 86_400_000)],
-    );
-    let emitted = 0;
-    for (const row of rows) {
-      const id = await inTransaction(this.dataSource, (tx) =>
-        row.expires_at <= now
-          ? this.emitResolved(tx, row.workspace_id, row.id, 'expired', row.expires_at)
-          : this.outbox.emit(
-              tx,
-              row.workspace_id,
-              'approval.expiring',
-              { approval_id: row.id, expires_at: formatTimeRequired(row.expires_at), url: this.approvalUrl(row.workspace_id, row.id) },
-              { dedupeKey: `approval.expiring:${row.id}` },
-            ),
-      );
-      if (id) emitted++;
-    }
-    return emitted;
-  }
-
-  /**
-   * `approval.resolved` (`invalidated`) for every unexpired pending approval raised under another
-   * policy set than `currentHash`: called in the transaction of the approval-policy change that
-   * invalidates them (under its workspace lock, as votes are), so a rolled-back change emits nothing.
-   */
-  async emitInvalidated(tx: Tx, workspaceId: string, currentHash: string): Promise<void> {
-    const now = new Date();
-    const rows: { id: string }[] = await tx.manager.query(
-      `SELECT id FROM approvals WHERE workspace_id = $1 AND status = 'pending' AND expires_at > $2 AND policy_set_hash <> $3 ORDER BY created_at, id`,
-      [workspaceId, now, currentHash],
-    );
-    for (const row of rows) await this.emitResolved(tx, workspaceId, row.id, 'invalidated', now);
-  }
-
-  /** `approval.resolved`, once per approval whichever act or pass sees it leave `pending` first. */
-  private emitResolved(tx: Tx, workspaceId: string, approvalId: string, status: string, at: Date): Promise<string | null> {
-    return this.outbox.emit(tx, workspaceId, 'approval.resolved', { approval_id: approvalId, decision_status: status, resolved_at: formatTimeRequired(at) }, { dedupeKey: `approval.resolved:${approvalId}` });
-  }
-
-  private approvalUrl(workspaceId: string, approvalId: string): string {
-    return `${this.config.webUrl}/workspaces/${workspaceId}/approvals/${approvalId}`;
-  }
-
-  private async gatewayView(row: ApprovalRow, manager: EntityManager = this.dataSource.manager) {
-    const { policy_set_hash: hash } = await activeRuleSet(manager, row.workspace_id);
-    const votes = await this.votesOf(manager, row.workspace_id, [row.id]);
+  private async gatewayView(row: ApprovalRow, manager?: EntityManager) {
+    const { policy_set_hash: hash } = await this.policies.activeRuleSet(row.workspace_id, manager);
+    const votes = await this.approvals.votes(row.workspace_id, [row.id], manager);
     return toApprovalDocument(row, votes.get(row.id) ?? [], hash, new Date());
   }
 
-  private async find(manager: EntityManager, workspaceId: string, approvalId: string, lock = false): Promise<ApprovalRow> {
-    const [row]: ApprovalRow[] = await manager.query(
-      `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE workspace_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [workspaceId, approvalId],
-    );
+  private async find(workspaceId: string, approvalId: string, manager?: EntityManager, lock = false): Promise<ApprovalRow> {
+    const row = await this.approvals.find(workspaceId, approvalId, manager, lock);
     if (!row) throw new ApiError(404, NOT_FOUND);
     return row;
-  }
-
-  private async findByRequest(manager: EntityManager, workspaceId: string, requestId: string): Promise<ApprovalRow | undefined> {
-    const [row]: ApprovalRow[] = await manager.query(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE workspace_id = $1 AND request_id = $2`, [workspaceId, requestId]);
-    return row;
-  }
-
-  private async votesOf(manager: EntityManager, workspaceId: string, approvalIds: string[]): Promise<Map<string, VoteRow[]>> {
-    const out = new Map<string, VoteRow[]>();
-    if (approvalIds.length === 0) return out;
-    const rows: VoteRow[] = await manager.query(
-      `SELECT approval_id, user_id, decision, reason, created_at FROM approval_votes WHERE workspace_id = $1 AND approval_id = ANY($2) ORDER BY created_at, user_id`,
-      [workspaceId, approvalIds],
-    );
-    for (const row of rows) out.set(row.approval_id, [...(out.get(row.approval_id) ?? []), row]);
-    return out;
   }
 }

@@ -1,9 +1,7 @@
 import { Env } from 'src/platform/access/context';
 import { Role } from 'src/platform/access/actions';
 import { FieldError } from 'src/common/http/errors';
-import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
-import { ApprovalPolicy } from 'src/modules/approvals/entities/approval-policy.entity';
 
 /** One rule of an approval policy, as stored (every list deduplicated and sorted). */
 export interface ApprovalRule {
@@ -170,9 +168,3 @@ export interface ActiveRuleSet {
   rules: SetRule[];
 }
 
-/** The workspace's active approval rules and their hash: the snapshot's `approval_rules` part. */
-export async function activeRuleSet(manager: EntityManager | DataSource, workspaceId: string): Promise<ActiveRuleSet> {
-  const policies = await manager.getRepository(ApprovalPolicy).find({ select: { id: true, revisionId: true, rules: true }, where: { workspaceId, status: 'active' } });
-  const rules = ruleSet(policies.map((p) => ({ id: p.id, revision_id: p.revisionId, rules: p.rules })));
-  return { policy_set_hash: policySetHash(rules), rules };
-}

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { Interval, SchedulerRegistry } from '@nestjs/schedule';
-import { REDIS, Redis, redisReady } from 'src/database/redis.module';
-import { KeysService } from 'src/modules/keys/keys.service';
+import { singleFlight } from 'src/common/async/single-flight';
 import { errorFields } from 'src/common/logging/error-fields';
+import { REDIS, Redis, redisReady } from 'src/database/redis.module';
+import { KeySync } from 'src/modules/keys/key-sync.service';
 
 export const KEY_SYNC_INTERVAL_MS = 2000;
-export const KEY_EXPIRING_INTERVAL_MS = 60_000;
 
 /**
  * Retries hot-path writes and deletions that failed after commit (Redis down during a mint, a
@@ -16,12 +16,22 @@ export const KEY_EXPIRING_INTERVAL_MS = 60_000;
 @Injectable()
 export class KeysJob implements OnModuleInit {
   private readonly logger = new Logger('keys');
-  private running = false;
-  /** A pass was asked for while one ran (Redis came back mid-pass): run another right after. */
+  /** A pass was asked for while one ran (Redis came back mid-pass): the running pass goes round once more. */
   private again = false;
+  /** One pass; none while Redis is known to be down (nothing could settle, and its return starts one). */
+  private readonly pass = singleFlight(
+    async () => {
+      do {
+        this.again = false;
+        if (this.redis && !redisReady(this.redis)) return;
+        await this.sync.reconcile();
+      } while (this.again);
+    },
+    (error) => this.logger.warn({ msg: 'key sync pass failed', ...errorFields(error) }),
+  );
 
   constructor(
-    private readonly keys: KeysService,
+    private readonly sync: KeySync,
     @Inject(REDIS) private readonly redis: Redis | null,
     // Present only when the application runs its jobs (ScheduleModule): no pass is started otherwise.
     @Optional() @Inject(SchedulerRegistry) private readonly scheduler: SchedulerRegistry | null,
@@ -31,37 +41,14 @@ export class KeysJob implements OnModuleInit {
     if (this.scheduler && this.redis) this.redis.on('ready', () => this.redisBack());
   }
 
-  /** Redis is reachable again: a pass now, or right after the one running (it may have failed its first keys). */
+  /** Redis is reachable again: a pass now, or one more round of the pass running (it may have failed its first keys). */
   private redisBack(): void {
-    if (this.running) this.again = true;
-    else void this.tick();
+    this.again = true;
+    void this.pass();
   }
 
-  /** `key.expiring` for keys entering NOTIFY_KEY_EXPIRING_DAYS (exactly once, whatever the replicas). */
-  @Interval(KEY_EXPIRING_INTERVAL_MS)
-  async expiring(): Promise<void> {
-    try {
-      await this.keys.notifyExpiring();
-    } catch (error) {
-      this.logger.warn({ msg: 'key expiry notification pass failed', ...errorFields(error) });
-    }
-  }
-
-  /** One pass; none while Redis is known to be down (nothing could settle, and its return starts one). */
   @Interval(KEY_SYNC_INTERVAL_MS)
-  async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      do {
-        this.again = false;
-        if (this.redis && !redisReady(this.redis)) return;
-        await this.keys.reconcile();
-      } while (this.again);
-    } catch (error) {
-      this.logger.warn({ msg: 'key sync pass failed', ...errorFields(error) });
-    } finally {
-      this.running = false;
-    }
+  tick(): Promise<void> {
+    return this.pass();
   }
 }

@@ -6,7 +6,7 @@ import type { RedisClientType } from 'redis';
 import { errorFields } from 'src/common/logging/error-fields';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { REDIS } from 'src/database/redis.module';
-import { HOT_PATH_CHANNEL, PENDING_DIGESTS, PendingDigestRow } from 'src/modules/keys/virtual-key-removals.repository';
+import { VirtualKeyRemovalsRepository } from 'src/modules/keys/virtual-key-removals.repository';
 
 /** How often the listener sends itself a marker through PostgreSQL's notification queue. */
 export const MARKER_INTERVAL_MS = 100;
@@ -58,6 +58,7 @@ export class PendingRemovals implements OnApplicationBootstrap, OnApplicationShu
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(REDIS) redis: RedisClientType | null,
+    private readonly removalsRepository: VirtualKeyRemovalsRepository,
   ) {
     this.enabled = redis !== null && config.databasePoolSize > 1;
   }
@@ -99,9 +100,9 @@ export class PendingRemovals implements OnApplicationBootstrap, OnApplicationShu
     client.on('end', () => this.lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN ${HOT_PATH_CHANNEL}; LISTEN ${this.channel}`);
+      await this.removalsRepository.listen(client, this.channel);
       // Listening before reading: a change committed in between is both read and replayed, in commit order.
-      const { rows } = await client.query<PendingDigestRow>(PENDING_DIGESTS);
+      const rows = await this.removalsRepository.pendingDigests(client);
       if (this.client !== client) return;
       this.removals.clear();
       this.pendingKeys.clear();
@@ -158,7 +159,7 @@ export class PendingRemovals implements OnApplicationBootstrap, OnApplicationShu
     }
     const sequence = ++this.sequence;
     this.markers.set(sequence, performance.now());
-    client.query(`SELECT pg_notify($1, $2)`, [this.channel, String(sequence)]).catch(() => this.lost(client));
+    this.removalsRepository.mark(client, this.channel, sequence).catch(() => this.lost(client));
   }
 
   private receive(message: Notification): void {

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
+import { singleFlight } from 'src/common/async/single-flight';
 import { errorFields } from 'src/common/logging/error-fields';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
@@ -8,6 +9,10 @@ import { NotificationMessagesRepository } from 'src/modules/notifications/notifi
 @Injectable()
 export class NotificationsJob {
   private readonly logger = new Logger('notifications');
+  private readonly pass = singleFlight(
+    () => this.messages.purge(new Date(Date.now() - this.config.notify.retentionDays * 86_400_000)),
+    (error) => this.logger.warn({ msg: 'notification retention failed', ...errorFields(error) }),
+  );
 
   constructor(
     private readonly messages: NotificationMessagesRepository,
@@ -15,11 +20,7 @@ export class NotificationsJob {
   ) {}
 
   @Cron(CronExpression.EVERY_HOUR, { name: 'notification-retention' })
-  async purge(): Promise<void> {
-    try {
-      await this.messages.purge(new Date(Date.now() - this.config.notify.retentionDays * 86_400_000));
-    } catch (error) {
-      this.logger.warn({ msg: 'notification retention failed', ...errorFields(error) });
-    }
+  purge(): Promise<void> {
+    return this.pass();
   }
 }

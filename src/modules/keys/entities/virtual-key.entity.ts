@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { Env } from 'src/platform/access/context';
 import type { SCOPES } from 'src/modules/keys/dto/mint-key.dto';
 
 /** `virtual_keys`: A virtual key: only the sha256 digest and last4 of the secret are stored. */
@@ -9,6 +10,10 @@ export class VirtualKey {
 
   @Column({ name: 'workspace_id', type: 'text' })
   workspaceId: string;
+
+  /** The workspace's env, copied at mint (a workspace's env never changes): the key lookup reads this table alone. */
+  @Column({ name: 'env', type: 'text' })
+  env: Env;
 
   @Column({ name: 'agent_id', type: 'text' })
   agentId: string;
