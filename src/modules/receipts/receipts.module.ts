@@ -3,9 +3,15 @@ import { StreamsModule } from 'src/modules/streams/streams.module';
 import { WorkspacesModule } from 'src/modules/workspaces/workspaces.module';
 import { ReceiptsController } from 'src/modules/receipts/receipts.controller';
 import { ReceiptsService } from 'src/modules/receipts/receipts.service';
+import { ReceiptReadsRepository } from 'src/modules/receipts/receipt-reads.repository';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { RECEIPTS_ENTITIES } from 'src/modules/receipts/entities';
 
 /** Receipts read model: projected from `{prefix}:receipts`, listed and read by operators. */
-@Module({ imports: [TypeOrmModule.forFeature(RECEIPTS_ENTITIES), StreamsModule, WorkspacesModule], controllers: [ReceiptsController], providers: [ReceiptsService] })
+@Module({
+  imports: [TypeOrmModule.forFeature(RECEIPTS_ENTITIES), StreamsModule, WorkspacesModule],
+  controllers: [ReceiptsController],
+  providers: [ReceiptsService, ReceiptReadsRepository],
+  exports: [ReceiptReadsRepository],
+})
 export class ReceiptsModule {}
