@@ -274,6 +274,13 @@ export default async () => {
                             "diff": { summary: "The policies added, removed and changed between two sources: a revision id, `draft` or `published`." }
                         }
                     }],
+                [import("../modules/receipts/receipts.controller"), {
+                        "ReceiptsController": {
+                            "list": {},
+                            "get": {},
+                            "revisions": {}
+                        }
+                    }],
                 [import("../modules/workers/runs.controller"), {
                         "RunsController": {
                             "estimate": {},
@@ -321,13 +328,6 @@ export default async () => {
                             "patch": {},
                             "versions": {},
                             "publish": {}
-                        }
-                    }],
-                [import("../modules/receipts/receipts.controller"), {
-                        "ReceiptsController": {
-                            "list": {},
-                            "get": {},
-                            "revisions": {}
                         }
                     }],
                 [import("../modules/routing/capabilities.controller"), {
