@@ -59,7 +59,12 @@ describe('PoliciesRepository', () => {
       return when;
     });
     expect(publishedAt).toBeInstanceOf(Date);
-    expect(await repo.state(undefined, ws)).toMatchObject({ current_revision_id: 'rev_1', published_at: publishedAt, bundle_hash: 'bundle_rev_1', draft_published: true });
+    expect(await repo.state(undefined, ws)).toMatchObject({
+      current_revision_id: 'rev_1',
+      published_at: publishedAt,
+      bundle_hash: 'bundle_rev_1',
+      draft_published: true,
+    });
     expect(await repo.currentRevision(undefined, ws)).toEqual({
       id: 'rev_1',
       cedar_text: 'one',
@@ -105,7 +110,8 @@ describe('PoliciesRepository', () => {
   it('refuses a second policy for the workspace, and revisions stay immutable', async () => {
     const ws = await workspace('ws_b');
     await ds.transaction((m) => repo.insert(m, ws, `pol_${ws}`, { cedarText: 'x', draftHash: 'hx', draftUpdatedAt: new Date() }));
-    await expect(ds.transaction((m) => repo.insert(m, ws, 'pol_other', { cedarText: 'y', draftHash: 'hy', draftUpdatedAt: new Date() }))).rejects.toThrow(/duplicate key/);
+    const second = ds.transaction((m) => repo.insert(m, ws, 'pol_other', { cedarText: 'y', draftHash: 'hy', draftUpdatedAt: new Date() }));
+    await expect(second).rejects.toThrow(/duplicate key/);
     await ds.transaction((m) => repo.insertRevision(m, revision(ws, 'rev_b', 'x', 'hx')));
     await expect(ds.query(`UPDATE policy_revisions SET cedar_text = 'z' WHERE id = 'rev_b'`)).rejects.toThrow('policy revisions are immutable');
   });

@@ -119,7 +119,8 @@ describe('ReceiptReadsRepository', () => {
     it('lists heads whose revision carries a route object, newest first, ties by receipt id', async () => {
       const rows = await reads.routeDecisions('ws_r', { limit: 10 });
       expect(rows.map((r) => r.receipt_id)).toEqual(['rcp_d3', 'rcp_d2', 'rcp_d1']);
-      expect(rows[0]).toMatchObject({ occurred_at: at(2), state: 'completed', decision: 'allow', evidence_trust: 'gateway_observed', route: route('cap.a').route });
+      const route0 = route('cap.a').route;
+      expect(rows[0]).toMatchObject({ occurred_at: at(2), state: 'completed', decision: 'allow', evidence_trust: 'gateway_observed', route: route0 });
     });
 
     it('filters on the capability and pages by keyset or by time, within the limit', async () => {
@@ -136,7 +137,12 @@ describe('ReceiptReadsRepository', () => {
 
   describe('receipts awaiting evidence (webhooks)', () => {
     const expecting = (stage: unknown, subscription = 'wsub_1') => ({
-      verification: { expected_evidence: [{ subscription_id: 'wsub_other', event_type: 'e', stage: 'x' }, { subscription_id: subscription, event_type: 'e', stage }] },
+      verification: {
+        expected_evidence: [
+          { subscription_id: 'wsub_other', event_type: 'e', stage: 'x' },
+          { subscription_id: subscription, event_type: 'e', stage },
+        ],
+      },
     });
     const staged = { connection: 'con_1', upstream: 'up_1', method: 'staged_plan', vstate: 'pending' };
     const key = { workspace_id: 'ws_e', connection_id: 'con_1', upstream_id: 'up_1', subscription_id: 'wsub_1', event_type: 'e', idempotency_key: null };

@@ -34,7 +34,8 @@ describe('WebhookEvidenceRepository', () => {
     ...over,
   });
   const record = (row: EvidenceRow, retryMs = 60_000) => ds.transaction((m) => repo.insertIfAbsent(m, row, retryMs));
-  const stored = async (id: string) => (await ds.query(`SELECT evaluation_pending, evaluate_after, correlation, receipt_id, stage FROM webhook_evidence WHERE evidence_id = $1`, [id]))[0];
+  const stored = async (id: string) =>
+    (await ds.query(`SELECT evaluation_pending, evaluate_after, correlation, receipt_id, stage FROM webhook_evidence WHERE evidence_id = $1`, [id]))[0];
 
   beforeAll(async () => {
     db = await openRepositoryDatabase();
@@ -120,6 +121,7 @@ describe('WebhookEvidenceRepository', () => {
     // Before at(3): ev_u1b (unmatched) and ev_u2 (ambiguous); matched evidence is kept.
     expect(await repo.expireUnmatched(at(3))).toBe(2);
     expect(await repo.expireUnmatched(at(3))).toBe(0);
-    expect((await ds.query(`SELECT evidence_id FROM webhook_evidence ORDER BY evidence_id`)).map((r: { evidence_id: string }) => r.evidence_id)).toEqual(['ev_a', 'ev_m', 'ev_u1']);
+    const left: { evidence_id: string }[] = await ds.query(`SELECT evidence_id FROM webhook_evidence ORDER BY evidence_id`);
+    expect(left.map((r) => r.evidence_id)).toEqual(['ev_a', 'ev_m', 'ev_u1']);
   });
 });

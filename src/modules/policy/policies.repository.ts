@@ -51,7 +51,10 @@ export interface DraftValues {
 export class PoliciesRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** (In `manager`, or outside a transaction when undefined.) The stored draft with its current revision's publication and whether its text was ever published; undefined before a draft is stored. */
+  /**
+   * The stored draft with its current revision's publication and whether its text was ever published (in `manager`, or
+   * outside a transaction when undefined); undefined before a draft is stored.
+   */
   // hand-written: one statement for the draft, a LEFT JOIN to its current revision and an EXISTS over the revisions (read on every policy route)
   async state(manager: EntityManager | undefined, workspaceId: string): Promise<PolicyStateRow | undefined> {
     const [row]: (PolicyStateRow | undefined)[] = await (manager ?? this.dataSource.manager).query(STATE, [workspaceId]);

@@ -66,7 +66,11 @@ export class PolicyReplayService {
     let page: { row: RecordedDecisionRow; auth: RecordedAuthorization }[] = [];
     const readPage = (at: Date, id: string): Promise<RecordedDecisionRow[]> => {
       const rows = this.transactions.run((tx) =>
-        this.receipts.recordedDecisions(tx.manager, { workspaceId: ws.id, from: window.from, at, id, limit: Math.min(REPLAY_PAGE, limit - read) }, REPLAY_PAGE_TIMEOUT_MS),
+        this.receipts.recordedDecisions(
+          tx.manager,
+          { workspaceId: ws.id, from: window.from, at, id, limit: Math.min(REPLAY_PAGE, limit - read) },
+          REPLAY_PAGE_TIMEOUT_MS,
+        ),
       );
       rows.catch(() => undefined); // awaited by nextPage unless the evaluation failed first
       return rows;

@@ -173,6 +173,7 @@ export class ReceiptReadsRepository {
    */
   // hand-written: jsonb_array_elements over the recorded envelope's expected evidence in a LATERAL join
   awaitingEvidence(manager: EntityManager | undefined, key: EvidenceKey): Promise<{ receipt_id: string; stage: string }[]> {
-    return (manager ?? this.dataSource.manager).query(AWAITING_EVIDENCE, [key.workspace_id, key.connection_id, key.upstream_id, key.subscription_id, key.event_type, key.idempotency_key]);
+    const values = [key.workspace_id, key.connection_id, key.upstream_id, key.subscription_id, key.event_type, key.idempotency_key];
+    return (manager ?? this.dataSource.manager).query(AWAITING_EVIDENCE, values);
   }
 }

@@ -5,7 +5,16 @@ import { RouteQualifier } from 'src/modules/routing/entities/route-qualifier.ent
 /** The columns a qualifier write sets (its key and revision aside). */
 export type QualifierValues = Pick<
   RouteQualifier,
-  'capabilityId' | 'onlyTargets' | 'ignoreTargets' | 'pinTarget' | 'preferAuth' | 'preferSurface' | 'preferSources' | 'minQuality' | 'maxCost' | 'allowFallbacks'
+  | 'capabilityId'
+  | 'onlyTargets'
+  | 'ignoreTargets'
+  | 'pinTarget'
+  | 'preferAuth'
+  | 'preferSurface'
+  | 'preferSources'
+  | 'minQuality'
+  | 'maxCost'
+  | 'allowFallbacks'
 >;
 
 /** `route_qualifiers`: every statement on the workspace's routing rules. */

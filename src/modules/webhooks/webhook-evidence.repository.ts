@@ -75,7 +75,11 @@ export class WebhookEvidenceRepository {
    * Records a new correlation for evidence still unmatched (a matched one becomes pending its hand-off,
    * due after `retryMs` on the database clock); false when it was no longer unmatched.
    */
-  async correlateUnmatched(evidenceId: string, match: { correlation: Correlation; receipt_id: string | null; stage: string | null }, retryMs: number): Promise<boolean> {
+  async correlateUnmatched(
+    evidenceId: string,
+    match: { correlation: Correlation; receipt_id: string | null; stage: string | null },
+    retryMs: number,
+  ): Promise<boolean> {
     const { affected } = await this.dataSource.manager.update(
       WebhookEvidence,
       { evidenceId, correlation: 'unmatched' },
