@@ -6,6 +6,7 @@ import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { DecisionRequest, GatewayEmulator } from 'test/support/gateway-emulator';
 import { GatewayStreams, receiptRevision, uid } from 'test/support/streams';
 import { policyWrites } from 'test/support/policy';
+import { losePublicationState } from 'test/support/factories';
 
 const sha = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 const TOOL_CALL = 'Gateway::Action::"tool.call"';
@@ -336,7 +337,7 @@ describe('policy replay, explain and diff', () => {
     it('answers 500 workspace publication state is unavailable to replay, explain and diff without a staged publication, writing nothing', async () => {
       const op = await t.signIn();
       const ws = op.workspaceId;
-      await t.db.query(`UPDATE workspaces SET snapshot_version = 0, published_version = 0 WHERE id = $1`, [ws]);
+      await losePublicationState(t, ws);
       const before = await written(ws);
       for (const res of [
         await replay(op),

@@ -6,6 +6,8 @@ import { SnapshotUnavailableError } from 'src/modules/publication/snapshot.regis
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
 import { policyWrites } from 'test/support/policy';
+import { EntityManager } from 'typeorm';
+import { corruptPolicyRevision, createPolicyIn, deletePolicyRevision, freezeWorkspace, losePublicationState, rewritePolicyRevision, storePolicyDraftIn } from 'test/support/factories';
 
 const sha = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 const TOOL_CALL = 'Gateway::Action::"tool.call"';
@@ -47,7 +49,7 @@ describe('policy', () => {
   const put = (op: Operator, body: unknown, ws = op.workspaceId) => t.http().put(path(ws)).set(bearer(op)).send(body as object);
   const test = (op: Operator, ws = op.workspaceId) => t.http().post(path(ws, '/test')).set(bearer(op));
   const publish = (op: Operator, body: unknown, ws = op.workspaceId) => t.http().post(path(ws, '/publish')).set(bearer(op)).send(body as object);
-  const freeze = (ws: string, frozen = true) => t.db.query(`UPDATE workspaces SET frozen = $2 WHERE id = $1`, [ws, frozen]);
+  const freeze = (ws: string, frozen = true) => freezeWorkspace(t, ws, frozen);
 
   const written = (ws: string) => policyWrites(t.db, ws);
   const audits = (ws: string, action: string) =>
@@ -117,14 +119,14 @@ describe('policy', () => {
 
     it('answers 500 workspace publication state is unavailable when the workspace has no staged publication', async () => {
       const tm = await team();
-      await t.db.query(`UPDATE workspaces SET snapshot_version = 0, published_version = 0 WHERE id = $1`, [tm.ws]);
+      await losePublicationState(t, tm.ws);
       const res = await get(tm.owner).expect(500);
       expect(res.body).toEqual({ detail: 'workspace publication state is unavailable' });
     });
 
     it('answers the same 500 to draft, test and publish, writing nothing', async () => {
       const tm = await team();
-      await t.db.query(`UPDATE workspaces SET snapshot_version = 0, published_version = 0 WHERE id = $1`, [tm.ws]);
+      await losePublicationState(t, tm.ws);
       const before = await written(tm.ws);
       for (const res of [await put(tm.owner, { cedar_text: VALID }), await test(tm.owner), await publish(tm.owner, { expected_draft_hash: sha(DEFAULT_POLICY) })]) {
         expect([res.status, res.body]).toEqual([500, { detail: 'workspace publication state is unavailable' }]);
@@ -335,8 +337,8 @@ describe('policy', () => {
     it('keeps revisions immutable in the database', async () => {
       const tm = await team();
       const res = await publish(tm.admin, { expected_draft_hash: sha(DEFAULT_POLICY) }).expect(200);
-      await expect(t.db.query(`UPDATE policy_revisions SET cedar_text = 'x' WHERE id = $1`, [res.body.revision_id])).rejects.toThrow('policy revisions are immutable');
-      await expect(t.db.query(`DELETE FROM policy_revisions WHERE id = $1`, [res.body.revision_id])).rejects.toThrow('policy revisions are immutable');
+      await expect(rewritePolicyRevision(t, res.body.revision_id, 'x')).rejects.toThrow('policy revisions are immutable');
+      await expect(deletePolicyRevision(t, res.body.revision_id)).rejects.toThrow('policy revisions are immutable');
     });
 
     it('answers 409 policy draft changed when the draft no longer hashes to expected_draft_hash, writing nothing', async () => {
@@ -432,7 +434,7 @@ describe('policy', () => {
      * blocked in phase 3 (so phases 1 and 2 are done), then runs `change` in the lock holder's
      * transaction and commits: the publish re-checks against what committed meanwhile.
      */
-    const publishAcross = async (tm: Team, body: object, change: (query: (sql: string, params: unknown[]) => Promise<unknown>) => Promise<unknown>) => {
+    const publishAcross = async (tm: Team, body: object, change: (manager: EntityManager) => Promise<unknown>) => {
       const runner = t.db.createQueryRunner();
       await runner.connect();
       try {
@@ -444,7 +446,7 @@ describe('policy', () => {
           const [{ blocked }] = await t.db.query(`SELECT count(*)::int AS blocked FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [pid]);
           if (blocked < 1) throw new Error('publish not yet waiting for the workspace lock');
         }, 600, 50);
-        await change((sql, params) => runner.query(sql, params));
+        await change(runner.manager);
         await runner.commitTransaction();
         return await pending;
       } finally {
@@ -458,9 +460,7 @@ describe('policy', () => {
       const big = largePolicy(262144);
       await put(tm.developer, { cedar_text: big }).expect(200);
       const before = await written(tm.ws);
-      const res = await publishAcross(tm, { expected_draft_hash: sha(big) }, (query) =>
-        query(`UPDATE policies SET cedar_text = $2, draft_hash = $3, draft_updated_at = clock_timestamp() WHERE workspace_id = $1`, [tm.ws, VALID, sha(VALID)]),
-      );
+      const res = await publishAcross(tm, { expected_draft_hash: sha(big) }, (manager) => storePolicyDraftIn(t, manager, tm.ws, VALID, sha(VALID)));
       expect(res.status).toBe(409);
       expect(res.body).toEqual({ detail: 'policy draft changed' });
       const after = await written(tm.ws);
@@ -471,12 +471,8 @@ describe('policy', () => {
     it('answers 409 policy draft changed when another writer creates the policy while the default is being published', async () => {
       const tm = await team();
       const before = await written(tm.ws);
-      const res = await publishAcross(tm, { expected_draft_hash: sha(DEFAULT_POLICY) }, (query) =>
-        query(`INSERT INTO policies (workspace_id, id, cedar_text, draft_hash, draft_updated_at) VALUES ($1, 'pol_000000000000000000000001', $2, $3, clock_timestamp())`, [
-          tm.ws,
-          DEFAULT_POLICY,
-          sha(DEFAULT_POLICY),
-        ]),
+      const res = await publishAcross(tm, { expected_draft_hash: sha(DEFAULT_POLICY) }, (manager) =>
+        createPolicyIn(t, manager, tm.ws, 'pol_000000000000000000000001', DEFAULT_POLICY, sha(DEFAULT_POLICY)),
       );
       expect(res.status).toBe(409);
       expect(res.body).toEqual({ detail: 'policy draft changed' });
@@ -506,12 +502,7 @@ describe('policy', () => {
       const tm = await team();
       const res = await publish(tm.admin, { expected_draft_hash: sha(DEFAULT_POLICY) }).expect(200);
       // Only a damaged database can hold such a revision: bypass the immutability trigger to make one.
-      await t.db.query(`ALTER TABLE policy_revisions DISABLE TRIGGER policy_revisions_immutable`);
-      try {
-        await t.db.query(`UPDATE policy_revisions SET cedar_text = $2 WHERE id = $1`, [res.body.revision_id, INVALID]);
-      } finally {
-        await t.db.query(`ALTER TABLE policy_revisions ENABLE TRIGGER policy_revisions_immutable`);
-      }
+      await corruptPolicyRevision(t, res.body.revision_id, INVALID);
       await expect(t.app.get(PublicationService).build(tm.ws)).rejects.toBeInstanceOf(SnapshotUnavailableError);
     });
   });

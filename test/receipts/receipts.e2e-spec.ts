@@ -1,7 +1,7 @@
 import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
 import { encodeV1ReceiptCursor } from 'src/modules/receipts/receipt-cursor';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
-import { setWorkspaceFrozen } from 'test/support/factories';
+import { freezeWorkspace } from 'test/support/factories';
 import { GatewayStreams, receiptRevision, uid } from 'test/support/streams';
 
 /** The 15th of last month, 10:00 UTC: inside retention whatever the date. */
@@ -435,11 +435,11 @@ describe('receipts read model', () => {
 
     it('lets a viewer read, also in a frozen workspace (workspace.read is allowed while frozen)', async () => {
       const viewer = await t.member(owner, 'viewer');
-      await setWorkspaceFrozen(t, owner.workspaceId, true);
+      await freezeWorkspace(t, owner.workspaceId, true);
       try {
         for (const path of paths()) await t.http().get(`/api/v1/workspaces/${owner.workspaceId}/${path}`).set(bearer(viewer)).expect(200);
       } finally {
-        await setWorkspaceFrozen(t, owner.workspaceId, false);
+        await freezeWorkspace(t, owner.workspaceId, false);
       }
     });
   });

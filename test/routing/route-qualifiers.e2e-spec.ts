@@ -3,6 +3,7 @@ import { signServiceToken } from 'src/platform/auth/service-token';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { REDIS_URL } from 'test/support/database';
+import { corruptRouteQualifiers, loseSnapshotVersion, renameRouteQualifiersUnsafely, stageUnpublishedVersion } from 'test/support/factories';
 
 describe('route qualifiers', () => {
   let t: TestApp;
@@ -248,22 +249,22 @@ describe('route qualifiers', () => {
     it('answers 500 route_qualifier_payload_invalid for a stored row with more than one active constraint; the snapshot is unavailable', async () => {
       const op = await t.signIn();
       await upsert(op, { qualifier_id: 'broken', constraint: { kind: 'pin', target: 'a' } }).expect(200);
-      await t.db.query(`UPDATE route_qualifiers SET only_targets = '["b"]' WHERE workspace_id = $1`, [op.workspaceId]);
+      await corruptRouteQualifiers(t, op.workspaceId, ['b']);
       expect((await list(op).expect(500)).body).toEqual({
         error: { code: 'route_qualifier_payload_invalid', message: 'stored route qualifier is invalid', qualifier_id: 'broken' },
       });
       // The version already published is kept and still served; a newly staged one cannot be built.
-      await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [op.workspaceId]);
+      await stageUnpublishedVersion(t, op.workspaceId);
       expect((await internalSnapshot(op.workspaceId)).body).toEqual({ detail: 'snapshot_unavailable' });
       expect((await internalSnapshot(op.workspaceId)).status).toBe(503);
       // An unsafe stored id is not echoed.
-      await t.db.query(`UPDATE route_qualifiers SET qualifier_id = 'Bad Id' WHERE workspace_id = $1`, [op.workspaceId]);
+      await renameRouteQualifiersUnsafely(t, op.workspaceId);
       expect((await list(op).expect(500)).body).toEqual({ error: { code: 'route_qualifier_payload_invalid', message: 'stored route qualifier is invalid' } });
     });
 
     it('answers 500 when the publication state cannot be read', async () => {
       const op = await t.signIn();
-      await t.db.query(`UPDATE workspaces SET snapshot_version = 0 WHERE id = $1`, [op.workspaceId]);
+      await loseSnapshotVersion(t, op.workspaceId);
       expect((await list(op).expect(500)).body).toEqual({ detail: 'workspace publication state is unavailable' });
     });
   });

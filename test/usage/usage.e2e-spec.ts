@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { monthStart, StreamsService } from 'src/modules/streams/streams.service';
 import { UsageProjector } from 'src/modules/usage/usage.projector';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
-import { corruptUsageRollups, setWorkspaceFrozen } from 'test/support/factories';
+import { corruptUsageRollups, freezeWorkspace } from 'test/support/factories';
 import { GatewayStreams, uid, usageEvent } from 'test/support/streams';
 
 const HOUR = 3_600_000;
@@ -388,12 +388,12 @@ describe('usage read model', () => {
 
     it('lets a viewer read usage, also in a frozen workspace (usage.read is allowed while frozen)', async () => {
       const viewer = await t.member(owner, 'viewer');
-      await setWorkspaceFrozen(t, owner.workspaceId, true);
+      await freezeWorkspace(t, owner.workspaceId, true);
       try {
         const res = await summary(viewer, window).expect(200);
         expect(res.body.totals.event_count).toBe(2);
       } finally {
-        await setWorkspaceFrozen(t, owner.workspaceId, false);
+        await freezeWorkspace(t, owner.workspaceId, false);
       }
     });
   });

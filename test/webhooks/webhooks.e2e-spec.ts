@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { signServiceToken } from 'src/platform/auth/service-token';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
+import { dropBrokerReference, freezeWorkspace, restoreBrokerReference } from 'test/support/factories';
 
 const DAY = 24 * 3600 * 1000;
 const HOUR = 3600 * 1000;
@@ -187,12 +188,12 @@ describe('webhook subscriptions (/workspaces/{ws}/connections/{connection_id}/we
     });
 
     it('a federated connection without its broker reference is refused', async () => {
-      await t.db.query(`UPDATE connections SET auth_profile = auth_profile - 'broker_connection_id' WHERE id = $1`, [federatedId]);
+      await dropBrokerReference(t, federatedId);
       try {
         const res = await put(owner, federatedId, sub(), config({ signature_profile: 'broker_a_sha256' }));
         expect(res.status).toBe(409);
       } finally {
-        await t.db.query(`UPDATE connections SET auth_profile = auth_profile || jsonb_build_object('broker_connection_id', $2::text) WHERE id = $1`, [federatedId, brokerAccountId]);
+        await restoreBrokerReference(t, federatedId, brokerAccountId);
       }
     });
 
@@ -392,7 +393,7 @@ describe('webhook subscriptions (/workspaces/{ws}/connections/{connection_id}/we
     });
 
     it('answers 409 workspace is frozen to mutations and still serves reads', async () => {
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [ws]);
+      await freezeWorkspace(t, ws);
       try {
         const before = (await stored(id))[0].revision;
         for (const [method, path, body] of routes()) {
@@ -402,7 +403,7 @@ describe('webhook subscriptions (/workspaces/{ws}/connections/{connection_id}/we
         }
         expect((await stored(id))[0].revision).toBe(before);
       } finally {
-        await t.db.query(`UPDATE workspaces SET frozen = false WHERE id = $1`, [ws]);
+        await freezeWorkspace(t, ws, false);
       }
     });
   });

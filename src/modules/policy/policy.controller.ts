@@ -6,6 +6,8 @@ import { ExplainPolicyDto, MAX_POLICY_BYTES, MAX_REPLAY_LIMIT, PolicyDiffQueryDt
 import { PolicyRejectedFilter } from 'src/modules/policy/policy-rejected.filter';
 import { POLICY_DIFF_SCHEMA, POLICY_EXPLAIN_SCHEMA, POLICY_PUBLISH_SCHEMA, POLICY_REPLAY_SCHEMA, POLICY_SCHEMA } from 'src/modules/policy/policy.responses';
 import { PolicyReplayService } from 'src/modules/policy/policy-replay.service';
+import { PolicyExplainService } from 'src/modules/policy/policy-explain.service';
+import { PolicyDiffService } from 'src/modules/policy/policy-diff.service';
 import { PolicyService } from 'src/modules/policy/policy.service';
 
 const STATE_UNAVAILABLE = '`workspace publication state is unavailable`';
@@ -17,6 +19,8 @@ export class PolicyController {
   constructor(
     private readonly policy: PolicyService,
     private readonly replays: PolicyReplayService,
+    private readonly explains: PolicyExplainService,
+    private readonly diffs: PolicyDiffService,
   ) {}
 
   @Get()
@@ -86,7 +90,7 @@ export class PolicyController {
   @Action('policy.draft')
   @UseFilters(PolicyRejectedFilter)
   explain(@Workspace() ws: WorkspaceContext, @Body() body: ExplainPolicyDto) {
-    return this.replays.explain(ws, body);
+    return this.explains.explain(ws, body);
   }
 
   /** The policies added, removed and changed between two sources: a revision id, `draft` or `published`. */
@@ -96,6 +100,6 @@ export class PolicyController {
   @Answers(500, STATE_UNAVAILABLE)
   @Action('workspace.read')
   diff(@Workspace() ws: WorkspaceContext, @Query() q: PolicyDiffQueryDto) {
-    return this.replays.diff(ws, q.from, q.to);
+    return this.diffs.diff(ws, q.from, q.to);
   }
 }

@@ -1,6 +1,6 @@
 import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { Env, WorkspaceContext } from 'src/platform/access/context';
 import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
@@ -10,8 +10,7 @@ import { formatTime, formatTimeRequired } from 'src/common/time/time';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { CompileResult } from 'src/modules/policy/diagnostics';
 import { DEFAULT_POLICY, defaultPolicyId, draftHash, PolicyDocument, PolicyState, toPolicyDocument } from 'src/modules/policy/dto/policy.document';
-import { Policy } from 'src/modules/policy/entities/policy.entity';
-import { PolicyRevision } from 'src/modules/policy/entities/policy-revision.entity';
+import { PoliciesRepository, PolicyStateRow, RevisionRow } from 'src/modules/policy/policies.repository';
 import { AuthorizationRequest, Evaluation, PolicyCompiler, PolicyCompilerError } from 'src/modules/policy/policy.compiler';
 import { PublicationService, toPublication } from 'src/modules/publication/publication.service';
 import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publication/snapshot.registry';
@@ -24,28 +23,8 @@ export class PolicyRejectedError extends Error {
   }
 }
 
-interface StateRow {
-  policy_id: string | null;
-  cedar_text: string | null;
-  draft_hash: string | null;
-  draft_updated_at: Date | null;
-  current_revision_id: string | null;
-  published_at: Date | null;
-  bundle_hash: string | null;
-  draft_published: boolean;
-}
-
-/** One statement: the draft, its current revision and the workspace's publication counters read together. */
-const STATE = `
-  SELECT p.id AS policy_id, p.cedar_text, p.draft_hash, p.draft_updated_at, p.current_revision_id,
-         r.published_at, r.bundle_hash,
-         EXISTS (SELECT 1 FROM policy_revisions v WHERE v.workspace_id = p.workspace_id AND v.draft_hash = p.draft_hash) AS draft_published
-  FROM policies p
-  LEFT JOIN policy_revisions r ON r.workspace_id = p.workspace_id AND r.id = p.current_revision_id
-  WHERE p.workspace_id = $1`;
-
-/** What STATE stands for when no policy is stored yet (the default policy applies). */
-const NO_POLICY: StateRow = {
+/** What the state read stands for when no policy is stored yet (the default policy applies). */
+const NO_POLICY: PolicyStateRow = {
   policy_id: null,
   cedar_text: null,
   draft_hash: null,
@@ -55,20 +34,6 @@ const NO_POLICY: StateRow = {
   bundle_hash: null,
   draft_published: false,
 };
-
-const CURRENT_REVISION = `
-  SELECT r.id, r.cedar_text, r.draft_hash, r.bundle_hash, r.entities, r.published_at
-  FROM policies p JOIN policy_revisions r ON r.workspace_id = p.workspace_id AND r.id = p.current_revision_id
-  WHERE p.workspace_id = $1`;
-
-interface RevisionRow {
-  id: string;
-  cedar_text: string;
-  draft_hash: string;
-  bundle_hash: string;
-  entities: unknown[];
-  published_at: Date;
-}
 
 /** The entity snapshot a revision freezes at publish time: the workspace entity every principal and resource descends from. */
 function entitySnapshot(workspaceId: string, env: Env) {
@@ -97,7 +62,7 @@ async function throughSeam<T>(run: () => Promise<T>): Promise<T> {
 @Injectable()
 export class PolicyService implements OnModuleInit {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly policies: PoliciesRepository,
     private readonly access: WorkspaceAccess,
     private readonly audit: AuditService,
     private readonly publications: PublicationService,
@@ -109,26 +74,25 @@ export class PolicyService implements OnModuleInit {
 
   onModuleInit(): void {
     this.snapshots.register('policy', (manager, ws) => this.snapshotPart(manager, ws.id));
-    this.overviews.register('policy', async (dataSource, workspaceId) => {
-      const row = await this.currentRevision(dataSource.manager, workspaceId);
+    this.overviews.register('policy', async (_source, workspaceId) => {
+      const row = await this.policies.currentRevision(undefined, workspaceId);
       if (!row) return { published: false, revision_id: null, published_at: null, bundle_hash: null };
       return { published: true, revision_id: row.id, published_at: formatTime(row.published_at), bundle_hash: row.bundle_hash };
     });
   }
 
   async get(ws: WorkspaceContext) {
-    return toPolicyDocument(await this.readState(this.dataSource.manager, ws));
+    return toPolicyDocument(await this.readState(undefined, ws));
   }
 
   async storeDraft(ctx: WorkspaceContext, cedarText: string) {
     return this.access.mutate(ctx, async (tx, ws) => {
       // Under the workspace lock no other writer can store the draft between the find and the insert.
-      const policies = tx.manager.getRepository(Policy);
       const draft = { cedarText, draftHash: draftHash(cedarText), draftUpdatedAt: () => 'clock_timestamp()' };
-      const current = await policies.findOne({ select: { id: true }, where: { workspaceId: ws.id }, lock: { mode: 'pessimistic_write' } });
+      const current = await this.policies.lock(tx.manager, ws.id);
       const id = current?.id ?? newId('pol');
-      if (current) await policies.update({ workspaceId: ws.id }, draft);
-      else await policies.insert({ workspaceId: ws.id, id, ...draft });
+      if (current) await this.policies.updateDraft(tx.manager, ws.id, draft);
+      else await this.policies.insert(tx.manager, ws.id, id, draft);
       await this.audit.record(tx, { workspaceId: ws.id, actor: ws.operator, action: 'policy.draft.store', target: id, detail: { policy_id: id } });
       return toPolicyDocument(await this.readState(tx.manager, ws));
     });
@@ -136,7 +100,7 @@ export class PolicyService implements OnModuleInit {
 
   /** Compiles the stored draft; writes nothing, and an invalid draft is still an answer. */
   async test(ws: WorkspaceContext) {
-    const state = await this.readState(this.dataSource.manager, ws);
+    const state = await this.readState(undefined, ws);
     return toPolicyDocument(state, await this.compile(state.cedarText));
   }
 
@@ -147,7 +111,7 @@ export class PolicyService implements OnModuleInit {
    * no writes.
    */
   async publish(ctx: WorkspaceContext, expectedDraftHash: string, expectedRevisionId: string | null) {
-    const seen = await this.readState(this.dataSource.manager, ctx);
+    const seen = await this.readState(undefined, ctx);
     if (seen.draftHash !== expectedDraftHash) throw conflict('policy draft changed');
     if (seen.currentRevisionId !== expectedRevisionId) throw conflict('policy revision changed');
 
@@ -157,13 +121,12 @@ export class PolicyService implements OnModuleInit {
       await this.recheck(tx.manager, ws.id, seen);
       const policyId = seen.stored ? seen.policyId : newId('pol');
       if (!seen.stored) {
-        await tx.manager.insert(Policy, { workspaceId: ws.id, id: policyId, cedarText: seen.cedarText, draftHash: seen.draftHash, draftUpdatedAt: seen.draftUpdatedAt });
+        await this.policies.insert(tx.manager, ws.id, policyId, { cedarText: seen.cedarText, draftHash: seen.draftHash, draftUpdatedAt: seen.draftUpdatedAt });
       }
       const revisionId = newId('rev');
       const entities = entitySnapshot(ws.id, ws.env);
       const hash = bundleHash(seen.cedarText, entities);
-      const revisions = tx.manager.getRepository(PolicyRevision);
-      await revisions.insert({
+      const publishedAt = await this.policies.insertRevision(tx.manager, {
         id: revisionId,
         workspaceId: ws.id,
         policyId,
@@ -173,8 +136,7 @@ export class PolicyService implements OnModuleInit {
         entities,
         publishedBy: ws.operator.userId,
       });
-      const revision = await revisions.findOneOrFail({ select: { publishedAt: true }, where: { workspaceId: ws.id, id: revisionId } });
-      await tx.manager.update(Policy, { workspaceId: ws.id }, { currentRevisionId: revisionId });
+      await this.policies.setCurrentRevision(tx.manager, ws.id, revisionId);
       const version = await this.publications.stage(tx, ws.id, 'policy.publish');
       await this.audit.record(tx, {
         workspaceId: ws.id,
@@ -184,7 +146,7 @@ export class PolicyService implements OnModuleInit {
         detail: { policy_id: policyId, revision_id: revisionId, bundle_hash: hash, snapshot_version: version },
       });
       await this.outbox.emit(tx, ws.id, 'policy.published', { revision_id: revisionId, user_id: ws.operator.userId });
-      return { policyId, revisionId, publishedAt: revision.publishedAt, version };
+      return { policyId, revisionId, publishedAt, version };
     });
     // After commit (and the publication attempt that follows it): how far the staged snapshot got.
     const counters = await this.publications.versions(ctx.id);
@@ -200,11 +162,7 @@ export class PolicyService implements OnModuleInit {
 
   /** Phase 3: under the workspace lock, the policy row locked, the values phase 1 saw must all still hold. */
   private async recheck(manager: EntityManager, workspaceId: string, seen: PolicyState): Promise<void> {
-    const now = await manager.findOne(Policy, {
-      select: { id: true, draftHash: true, currentRevisionId: true },
-      where: { workspaceId },
-      lock: { mode: 'pessimistic_write' },
-    });
+    const now = await this.policies.lock(manager, workspaceId);
     if (!now && !seen.stored) return;
     if (!now || !seen.stored || now.id !== seen.policyId || now.draftHash !== seen.draftHash) throw conflict('policy draft changed');
     if (now.currentRevisionId !== seen.currentRevisionId) throw conflict('policy revision changed');
@@ -228,9 +186,8 @@ export class PolicyService implements OnModuleInit {
   }
 
   /** The published revision of the workspace; undefined before the first publish. */
-  async currentRevision(manager: EntityManager, workspaceId: string): Promise<RevisionRow | undefined> {
-    const [row]: RevisionRow[] = await manager.query(CURRENT_REVISION, [workspaceId]);
-    return row;
+  currentRevision(workspaceId: string): Promise<RevisionRow | undefined> {
+    return this.policies.currentRevision(undefined, workspaceId);
   }
 
   private compile(source: string): Promise<CompileResult> {
@@ -239,7 +196,7 @@ export class PolicyService implements OnModuleInit {
 
   /** The snapshot's `policy` part: the current revision, recompiled through the seam so only a valid bundle ships. */
   private async snapshotPart(manager: EntityManager, workspaceId: string) {
-    const row = await this.currentRevision(manager, workspaceId);
+    const row = await this.policies.currentRevision(manager, workspaceId);
     if (!row) return null;
     let compiled: CompileResult;
     try {
@@ -254,11 +211,11 @@ export class PolicyService implements OnModuleInit {
     return { revision_id: row.id, bundle_hash: row.bundle_hash, cedar_text: row.cedar_text, entities: row.entities };
   }
 
-  /** Draft, current revision and the publication counters, read in `manager`; 500 when the counters cannot be read. */
-  async readState(manager: EntityManager, ws: WorkspaceContext): Promise<PolicyState> {
+  /** Draft, current revision and the publication counters, read in `manager` (outside a transaction when none); 500 when the counters cannot be read. */
+  async readState(manager: EntityManager | undefined, ws: WorkspaceContext): Promise<PolicyState> {
     const workspaceId = ws.id;
     const versions = await this.publications.versions(workspaceId, manager);
-    const [found]: (StateRow | undefined)[] = await manager.query(STATE, [workspaceId]);
+    const found = await this.policies.state(manager, workspaceId);
     const row = found ?? NO_POLICY;
     const stored = row.policy_id !== null;
     return {

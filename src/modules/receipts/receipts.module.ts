@@ -5,6 +5,7 @@ import { ReceiptsController } from 'src/modules/receipts/receipts.controller';
 import { ReceiptsProjector } from 'src/modules/receipts/receipts.projector';
 import { ReceiptsRepository } from 'src/modules/receipts/receipts.repository';
 import { ReceiptsService } from 'src/modules/receipts/receipts.service';
+import { ReceiptReadsRepository } from 'src/modules/receipts/receipt-reads.repository';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { RECEIPTS_ENTITIES } from 'src/modules/receipts/entities';
 
@@ -12,6 +13,7 @@ import { RECEIPTS_ENTITIES } from 'src/modules/receipts/entities';
 @Module({
   imports: [TypeOrmModule.forFeature(RECEIPTS_ENTITIES), StreamsModule, WorkspacesModule],
   controllers: [ReceiptsController],
-  providers: [ReceiptsRepository, ReceiptsProjector, ReceiptsService],
+  providers: [ReceiptsRepository, ReceiptsProjector, ReceiptsService, ReceiptReadsRepository],
+  exports: [ReceiptReadsRepository],
 })
 export class ReceiptsModule {}

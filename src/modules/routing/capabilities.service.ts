@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { badRequest, notFound } from 'src/common/http/errors';
 import { CatalogService } from 'src/modules/catalog/catalog.service';
 import { ConnectionsService } from 'src/modules/connections/connections.service';
-import { decodeReceiptCursor, encodeV1ReceiptCursor } from 'src/modules/receipts/receipt-cursor';
+import { decodeReceiptCursor, encodeV1ReceiptCursor, ReceiptPosition } from 'src/modules/receipts/receipt-cursor';
+import { ReceiptReadsRepository } from 'src/modules/receipts/receipt-reads.repository';
 import { toBindingDocument, toCapabilityDocument, WorkspaceBinding } from 'src/modules/routing/dto/capability.document';
-import { DecisionRow, toRouteDecision } from 'src/modules/routing/dto/route-decision.document';
+import { toRouteDecision } from 'src/modules/routing/dto/route-decision.document';
 import { RouteDecisionsQuery } from 'src/modules/routing/dto/routing-query.dto';
 import { CAPABILITY_PREFIX, isCapabilityId, MAX_CAPABILITY_ID } from 'src/modules/routing/qualifiers.service';
 
@@ -24,7 +24,7 @@ function requireCapabilityId(value: string): string {
 @Injectable()
 export class CapabilitiesService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly receipts: ReceiptReadsRepository,
     private readonly catalog: CatalogService,
     private readonly connections: ConnectionsService,
   ) {}
@@ -47,33 +47,14 @@ export class CapabilitiesService {
 
   /** Receipts carrying a route (an object `route` in the recorded envelope), newest first. */
   async decisions(ws: WorkspaceContext, query: RouteDecisionsQuery) {
-    const values: unknown[] = [ws.id];
-    const where = [`h.workspace_id = $1`, `jsonb_typeof(r.envelope->'route') = 'object'`];
-    if (query.capability !== undefined) {
-      values.push(requireCapabilityId(query.capability));
-      where.push(`r.envelope->'route'->>'capability' = $${values.length}`);
-    }
+    const capability = query.capability !== undefined ? requireCapabilityId(query.capability) : undefined;
+    let before: ReceiptPosition | undefined;
     if (query.before !== undefined) {
       const position = decodeReceiptCursor(ws.id, query.before);
       if (!position) throw badRequest('invalid receipt cursor');
-      if (position.kind === 'keyset') {
-        values.push(position.at, position.id);
-        where.push(`(h.occurred_at, h.receipt_id) < ($${values.length - 1}, $${values.length})`);
-      } else {
-        values.push(position.before);
-        where.push(`h.occurred_at < $${values.length}`);
-      }
+      before = position;
     }
-    values.push(query.limit + 1);
-    const rows: DecisionRow[] = await this.dataSource.query(
-      `SELECT h.receipt_id, h.occurred_at, h.state, h.decision, h.evidence_trust, r.envelope->'route' AS route
-       FROM receipt_heads h
-       JOIN receipt_revisions r ON r.workspace_id = h.workspace_id AND r.invocation_id = h.invocation_id
-         AND r.receipt_revision = h.receipt_revision AND r.occurred_at = h.occurred_at
-       WHERE ${where.join(' AND ')}
-       ORDER BY h.occurred_at DESC, h.receipt_id DESC LIMIT $${values.length}`,
-      values,
-    );
+    const rows = await this.receipts.routeDecisions(ws.id, { capability, before, limit: query.limit + 1 });
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     return {
@@ -85,5 +66,4 @@ export class CapabilitiesService {
   private workspaceBindings(capabilityId: string, connected: Set<string>): WorkspaceBinding[] {
     return this.catalog.bindings(capabilityId).map((binding) => ({ binding, connected: connected.has(`${binding.connector_slug}@${binding.catalog_source}`) }));
   }
-
 }

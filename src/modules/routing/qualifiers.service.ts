@@ -1,5 +1,4 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { badRequest, conflict, FieldError, FieldValidationError, notFound } from 'src/common/http/errors';
@@ -9,6 +8,7 @@ import { SnapshotRegistry, SnapshotUnavailableError } from 'src/modules/publicat
 import { QUALIFIER_ID, QualifierPayloadInvalidError, toPublishedQualifier, toQualifierDocument, toTombstone } from 'src/modules/routing/dto/qualifier.document';
 import { UpsertQualifierDto } from 'src/modules/routing/dto/qualifier.dto';
 import { RouteQualifier } from 'src/modules/routing/entities/route-qualifier.entity';
+import { QualifiersRepository } from 'src/modules/routing/qualifiers.repository';
 
 /** Qualifiers a workspace may hold. */
 export const MAX_QUALIFIERS = 32;
@@ -76,7 +76,7 @@ export function parseConstraint(value: Record<string, unknown> | null | undefine
 @Injectable()
 export class QualifiersService implements OnModuleInit {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly qualifiers: QualifiersRepository,
     private readonly access: WorkspaceAccess,
     private readonly audit: AuditService,
     private readonly publications: PublicationService,
@@ -86,7 +86,7 @@ export class QualifiersService implements OnModuleInit {
   onModuleInit(): void {
     this.snapshots.register('route_qualifiers', async (manager, ws) => {
       try {
-        return (await this.rows(manager, ws.id)).map(toPublishedQualifier);
+        return (await this.qualifiers.list(manager, ws.id)).map(toPublishedQualifier);
       } catch (error) {
         if (error instanceof QualifierPayloadInvalidError) throw new SnapshotUnavailableError('route qualifier cannot be read');
         throw error;
@@ -95,7 +95,7 @@ export class QualifiersService implements OnModuleInit {
   }
 
   async list(ws: WorkspaceContext) {
-    const [rows, versions] = await Promise.all([this.rows(this.dataSource.manager, ws.id), this.publications.versions(ws.id)]);
+    const [rows, versions] = await Promise.all([this.qualifiers.list(undefined, ws.id), this.publications.versions(ws.id)]);
     return { qualifiers: rows.map((row) => toQualifierDocument(row, versions)) };
   }
 
@@ -124,19 +124,16 @@ export class QualifiersService implements OnModuleInit {
     };
 
     const { row, version } = await this.access.mutate(ctx, async (tx, ws) => {
-      const qualifiers = tx.manager.getRepository(RouteQualifier);
-      const key = { workspaceId: ws.id, qualifierId: body.qualifier_id };
-      const current = await qualifiers.findOne({ where: key, lock: { mode: 'pessimistic_write' } });
+      const current = await this.qualifiers.lock(tx.manager, ws.id, body.qualifier_id);
       let saved: RouteQualifier;
       if (expected === null) {
         if (current) throw conflict(REVISION_CONFLICT);
-        if ((await qualifiers.countBy({ workspaceId: ws.id })) >= MAX_QUALIFIERS) throw conflict('route_qualifier_limit_reached');
-        saved = qualifiers.create({ ...key, revision: 1, ...values });
-        await qualifiers.insert(saved);
+        if ((await this.qualifiers.count(tx.manager, ws.id)) >= MAX_QUALIFIERS) throw conflict('route_qualifier_limit_reached');
+        saved = await this.qualifiers.insert(tx.manager, ws.id, body.qualifier_id, values);
       } else {
         if (!current || current.revision !== expected) throw conflict(REVISION_CONFLICT);
         saved = { ...current, revision: current.revision + 1, ...values };
-        await qualifiers.update(key, { revision: saved.revision, ...values, updatedAt: () => 'clock_timestamp()' });
+        await this.qualifiers.update(tx.manager, ws.id, body.qualifier_id, saved.revision, values);
       }
       const staged = await this.publications.stage(tx, ws.id, 'route_qualifier.upsert');
       await this.audit.record(tx, {
@@ -154,12 +151,10 @@ export class QualifiersService implements OnModuleInit {
   async remove(ctx: WorkspaceContext, qualifierId: string, expected: number | undefined) {
     if (!QUALIFIER_ID.test(qualifierId)) throw badRequest('qualifier_id must be [a-z0-9_-]');
     const { revision, version } = await this.access.mutate(ctx, async (tx, ws) => {
-      const qualifiers = tx.manager.getRepository(RouteQualifier);
-      const key = { workspaceId: ws.id, qualifierId };
-      const current = await qualifiers.findOne({ select: { revision: true }, where: key, lock: { mode: 'pessimistic_write' } });
+      const current = await this.qualifiers.lock(tx.manager, ws.id, qualifierId);
       if (!current) throw notFound('qualifier not found');
       if (expected !== undefined && current.revision !== expected) throw conflict(REVISION_CONFLICT);
-      await qualifiers.delete(key);
+      await this.qualifiers.delete(tx.manager, ws.id, qualifierId);
       const staged = await this.publications.stage(tx, ws.id, 'route_qualifier.delete');
       await this.audit.record(tx, {
         workspaceId: ws.id,
@@ -171,9 +166,5 @@ export class QualifiersService implements OnModuleInit {
       return { revision: current.revision, version: staged };
     });
     return toTombstone(ctx.id, qualifierId, revision, { snapshot_version: version, published_version: (await this.publications.versions(ctx.id)).published_version });
-  }
-
-  private rows(manager: EntityManager, workspaceId: string): Promise<RouteQualifier[]> {
-    return manager.find(RouteQualifier, { where: { workspaceId }, order: { qualifierId: 'ASC' } });
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { WorkspaceContext } from 'src/platform/access/context';
 import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { ApiError, FieldValidationError } from 'src/common/http/errors';
@@ -12,7 +12,8 @@ import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 import { SUBSCRIPTION_ID } from 'src/modules/webhooks/dto/evidence.dto';
 import { parseSubscriptionConfig } from 'src/modules/webhooks/dto/subscription.schema';
 import { toSnapshotSubscription, toSubscriptionDocument } from 'src/modules/webhooks/dto/subscription.document';
-import { WebhookSubscription } from 'src/modules/webhooks/entities/webhook-subscription.entity';
+import { Transactions } from 'src/database/transactions';
+import { WebhookSubscriptionsRepository } from 'src/modules/webhooks/webhook-subscriptions.repository';
 import { SignatureProfile, signatureProfile } from 'src/modules/webhooks/signatures/signature-profiles';
 
 /** Largest subscription configuration body (spec section 8). */
@@ -36,7 +37,8 @@ export function profileFits(profile: SignatureProfile, c: ToolShape): boolean {
 @Injectable()
 export class WebhookSubscriptionsService implements OnModuleInit {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+    private readonly subscriptions: WebhookSubscriptionsRepository,
     private readonly access: WorkspaceAccess,
     private readonly audit: AuditService,
     private readonly publications: PublicationService,
@@ -48,7 +50,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
     // Subscriptions of active connections, which are the ones the snapshot carries.
     this.snapshots.register('webhook_subscriptions', async (manager, ws) => {
       const active = await this.connections.activeIds(manager, ws.id);
-      const rows = await manager.find(WebhookSubscription, { where: { workspaceId: ws.id, connectionId: In(active) }, order: { connectionId: 'ASC', id: 'ASC' } });
+      const rows = await this.subscriptions.ofConnections(manager, ws.id, active);
       return rows.map(toSnapshotSubscription);
     });
   }
@@ -68,13 +70,12 @@ export class WebhookSubscriptionsService implements OnModuleInit {
       if (!connection) throw new ApiError(404, 'connection not found');
       if (!profileFits(profile, connection)) throw new ApiError(409, 'signature profile does not fit the connection');
       // Under the workspace lock no other writer can create the same subscription between the find and the insert.
-      const subscriptions = tx.manager.getRepository(WebhookSubscription);
       const key = { workspaceId: ws.id, connectionId, id: subscriptionId };
       const values = { signatureProfile: config.signature_profile, toleranceSeconds: config.tolerance_seconds, notificationUrl: config.notification_url, signingKeys: keys };
-      const existing = await subscriptions.findOne({ select: { revision: true }, where: key, lock: { mode: 'pessimistic_write' } });
-      if (existing) await subscriptions.update(key, { ...values, revision: existing.revision + 1, updatedAt: () => 'clock_timestamp()' });
-      else await subscriptions.insert({ ...key, ...values, revision: 1 });
-      const stored = await subscriptions.findOneByOrFail(key);
+      const existing = await this.subscriptions.lockRevision(tx.manager, key);
+      if (existing) await this.subscriptions.update(tx.manager, key, values, existing.revision + 1);
+      else await this.subscriptions.insert(tx.manager, key, values);
+      const stored = (await this.subscriptions.find(tx.manager, key))!;
       const version = await this.publications.stage(tx, ws.id, 'webhook.configure');
       await this.audit.record(tx, {
         workspaceId: ws.id,
@@ -89,15 +90,20 @@ export class WebhookSubscriptionsService implements OnModuleInit {
   }
 
   async list(ws: WorkspaceContext, connectionId: string) {
-    await this.connection(this.dataSource.manager, ws.id, connectionId);
-    const rows = await this.dataSource.manager.find(WebhookSubscription, { where: { workspaceId: ws.id, connectionId }, order: { id: 'ASC' } });
+    // The connection check and the read in one (read-only) transaction: the connection check reads in a manager.
+    const rows = await this.transactions.run(async (tx) => {
+      await this.connection(tx.manager, ws.id, connectionId);
+      return this.subscriptions.list(tx.manager, ws.id, connectionId);
+    });
     const versions = await this.publications.versions(ws.id);
     return { subscriptions: rows.map((row) => toSubscriptionDocument(row, versions)) };
   }
 
   async get(ws: WorkspaceContext, connectionId: string, subscriptionId: string) {
-    await this.connection(this.dataSource.manager, ws.id, connectionId);
-    const row = await this.dataSource.manager.findOneBy(WebhookSubscription, { workspaceId: ws.id, connectionId, id: subscriptionId });
+    const row = await this.transactions.run(async (tx) => {
+      await this.connection(tx.manager, ws.id, connectionId);
+      return this.subscriptions.find(tx.manager, { workspaceId: ws.id, connectionId, id: subscriptionId });
+    });
     if (!row) throw new ApiError(404, 'webhook subscription not found');
     return toSubscriptionDocument(row, await this.publications.versions(ws.id));
   }
@@ -105,8 +111,7 @@ export class WebhookSubscriptionsService implements OnModuleInit {
   async delete(ctx: WorkspaceContext, connectionId: string, subscriptionId: string): Promise<void> {
     await this.access.mutate(ctx, async (tx, ws) => {
       await this.connection(tx.manager, ws.id, connectionId);
-      const { affected } = await tx.manager.delete(WebhookSubscription, { workspaceId: ws.id, connectionId, id: subscriptionId });
-      if (!affected) throw new ApiError(404, 'webhook subscription not found');
+      if (!(await this.subscriptions.delete(tx.manager, { workspaceId: ws.id, connectionId, id: subscriptionId }))) throw new ApiError(404, 'webhook subscription not found');
       const version = await this.publications.stage(tx, ws.id, 'webhook.delete');
       await this.audit.record(tx, {
         workspaceId: ws.id,

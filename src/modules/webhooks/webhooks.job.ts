@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { WebhookEvidenceService } from 'src/modules/webhooks/webhook-evidence.service';
 import { errorFields } from 'src/common/logging/error-fields';
+import { singleFlight } from 'src/common/async/single-flight';
 
 export const WEBHOOK_JOB_INTERVAL_MS = 30_000;
 
@@ -13,22 +14,21 @@ export const WEBHOOK_JOB_INTERVAL_MS = 30_000;
 @Injectable()
 export class WebhooksJob {
   private readonly logger = new Logger('webhooks');
-  private running = false;
+  private readonly pass = singleFlight(
+    () => this.step(),
+    (error) => this.logger.warn({ msg: 'webhook evidence pass failed', ...errorFields(error) }),
+  );
 
   constructor(private readonly evidence: WebhookEvidenceService) {}
 
   @Interval(WEBHOOK_JOB_INTERVAL_MS)
-  async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      await this.evidence.expire();
-      await this.evidence.recorrelate();
-      await this.evidence.retryEvaluations();
-    } catch (error) {
-      this.logger.warn({ msg: 'webhook evidence pass failed', ...errorFields(error) });
-    } finally {
-      this.running = false;
-    }
+  tick(): Promise<void> {
+    return this.pass();
+  }
+
+  private async step(): Promise<void> {
+    await this.evidence.expire();
+    await this.evidence.recorrelate();
+    await this.evidence.retryEvaluations();
   }
 }

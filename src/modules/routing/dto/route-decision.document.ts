@@ -1,17 +1,11 @@
 import { formatTimeRequired } from 'src/common/time/time';
+import type { RouteDecisionRow } from 'src/modules/receipts/receipt-reads.repository';
 
 /** Exclusions carried per decision, at most. */
 export const MAX_EXCLUDED = 8;
 
-/** A receipt head carrying a route, with its recorded envelope's `route` object. */
-export interface DecisionRow {
-  receipt_id: string;
-  occurred_at: Date;
-  state: string;
-  decision: string;
-  evidence_trust: string;
-  route: Record<string, unknown>;
-}
+/** A receipt head carrying a route, with its recorded envelope's `route` object (read through receipts' exported reads). */
+export type DecisionRow = RouteDecisionRow;
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) ? v : null);
