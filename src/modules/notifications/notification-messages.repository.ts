@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { newId } from 'src/common/ids/ids';
+import { namedQuery } from 'src/database/named-query';
 import { MATCHES_SQL } from 'src/modules/notifications/events';
 import { NotificationAttempt } from 'src/modules/notifications/entities/notification-attempt.entity';
 import { DeliveryState } from 'src/modules/notifications/entities/notification-delivery.entity';
@@ -81,6 +82,69 @@ const EMIT = (toOne: boolean) => `
   )
   SELECT m.seq, (SELECT count(*) FROM d)::int AS deliveries FROM m`;
 
+/**
+ * The claim: due rows, oldest first, locked (`SKIP LOCKED`: another replica's claim in progress is
+ * passed over), of which each endpoint takes at most its room (`$5`/`$6`, else `$7`); rows locked
+ * but not taken are free again when the statement ends.
+ */
+const CLAIM = {
+  name: 'notification_claim',
+  text: `WITH due AS (
+    SELECT d.endpoint_id, d.message_id, d.next_attempt_at FROM notification_deliveries d
+    JOIN notification_endpoints e ON e.id = d.endpoint_id AND e.enabled
+    WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND (d.claimed_until IS NULL OR d.claimed_until < $1)
+      AND d.endpoint_id <> ALL($3)
+    ORDER BY d.next_attempt_at LIMIT $4 FOR UPDATE OF d SKIP LOCKED
+  ), ranked AS (
+    SELECT due.*, row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.message_id) AS n FROM due
+  ), picked AS (
+    SELECT ranked.endpoint_id, ranked.message_id FROM ranked
+    LEFT JOIN unnest($5::text[], $6::int[]) AS r(endpoint_id, room) ON r.endpoint_id = ranked.endpoint_id
+    WHERE ranked.n <= COALESCE(r.room, $7)
+  ), claimed AS (
+    UPDATE notification_deliveries d SET claimed_until = $2 FROM picked
+    WHERE d.endpoint_id = picked.endpoint_id AND d.message_id = picked.message_id
+    RETURNING d.endpoint_id, d.message_id, d.workspace_id, d.attempts, d.next_attempt_at
+  )
+  SELECT c.endpoint_id, c.message_id, c.workspace_id, c.attempts, m.type, m.body,
+    e.url, e.format, e.secret, e.previous_secret, e.previous_secret_until, (SELECT count(*) FROM due)::int AS scanned
+  FROM claimed c JOIN notification_messages m ON m.id = c.message_id JOIN notification_endpoints e ON e.id = c.endpoint_id
+  ORDER BY c.next_attempt_at, c.message_id`,
+};
+
+/**
+ * A batch of attempts' records: each attempt's log row, its delivery's next state, and each
+ * endpoint's failing streak.
+ */
+const SETTLE = {
+  name: 'notification_settle',
+  text: `WITH input AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::timestamptz[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[])
+           AS i(endpoint_id, message_id, state, attempt, attempted_at, next_attempt_at, attempt_id, type, status, response_status, error, duration_ms, response_excerpt)
+       ), d AS (
+         UPDATE notification_deliveries nd SET state = i.state, attempts = i.attempt, last_attempt_at = i.attempted_at, next_attempt_at = i.next_attempt_at, claimed_until = NULL
+         FROM input i WHERE nd.endpoint_id = i.endpoint_id AND nd.message_id = i.message_id
+         RETURNING nd.workspace_id, nd.endpoint_id, nd.message_id
+       ), a AS (
+         INSERT INTO notification_attempts (id, workspace_id, endpoint_id, message_id, type, attempt, status, response_status, error, duration_ms, response_excerpt, attempted_at)
+         SELECT i.attempt_id, d.workspace_id, i.endpoint_id, i.message_id, i.type, i.attempt, i.status, i.response_status, i.error, i.duration_ms, i.response_excerpt, i.attempted_at
+         FROM input i JOIN d ON d.endpoint_id = i.endpoint_id AND d.message_id = i.message_id
+       ), settled AS (
+         SELECT i.* FROM input i JOIN d ON d.endpoint_id = i.endpoint_id AND d.message_id = i.message_id
+       ), last_success AS (
+         SELECT endpoint_id, max(attempted_at) FILTER (WHERE status = 'succeeded') AS at FROM settled GROUP BY endpoint_id
+       ), streak AS (
+         SELECT s.endpoint_id, l.at AS succeeded_at, min(s.attempted_at) FILTER (WHERE s.status = 'failed' AND (l.at IS NULL OR s.attempted_at > l.at)) AS failed_at
+         FROM settled s JOIN last_success l ON l.endpoint_id = s.endpoint_id GROUP BY s.endpoint_id, l.at
+       ), e AS (
+         UPDATE notification_endpoints e
+         SET failing_since = CASE WHEN st.failed_at IS NULL THEN NULL WHEN st.succeeded_at IS NULL THEN COALESCE(e.failing_since, st.failed_at) ELSE st.failed_at END
+         FROM streak st WHERE e.id = st.endpoint_id AND (e.failing_since IS NOT NULL OR st.failed_at IS NOT NULL)
+         RETURNING e.id AS endpoint_id, e.failing_since
+       )
+       SELECT endpoint_id, failing_since FROM e`,
+};
+
 /** Every statement on `notification_messages`, `notification_deliveries` and `notification_attempts`. */
 @Injectable()
 export class NotificationMessagesRepository {
@@ -135,25 +199,24 @@ export class NotificationMessagesRepository {
   }
 
   /**
-   * Claims due deliveries to enabled endpoints not in `busy`, at most `limit`, until `until`:
-   * `SKIP LOCKED` and the lease keep two replicas from attempting one delivery at once.
+   * Claims due deliveries to enabled endpoints not in `busy`, oldest due first: at most `limit`, and
+   * per endpoint at most its entry of `rooms` (else `room`), until `until`. `SKIP LOCKED` and the
+   * lease keep two replicas from attempting one delivery at once. Each row carries `scanned`, the
+   * due rows the statement looked at (`limit` when more may be due behind them).
    */
-  claim(now: Date, until: Date, busy: string[], limit: number): Promise<ClaimedDelivery[]> {
-    // hand-written: one statement claims and reads what the attempts need, on the partial index of due rows.
-    return this.dataSource.query(
-      `WITH due AS (
-         SELECT d.endpoint_id, d.message_id FROM notification_deliveries d
-         JOIN notification_endpoints e ON e.id = d.endpoint_id AND e.enabled
-         WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND (d.claimed_until IS NULL OR d.claimed_until < $1) AND d.endpoint_id <> ALL($3)
-         ORDER BY d.next_attempt_at LIMIT $4 FOR UPDATE OF d SKIP LOCKED
-       ), claimed AS (
-         UPDATE notification_deliveries d SET claimed_until = $2 FROM due
-         WHERE d.endpoint_id = due.endpoint_id AND d.message_id = due.message_id
-         RETURNING d.endpoint_id, d.message_id, d.workspace_id, d.attempts
-       )
-       SELECT c.*, m.type, m.body, e.url, e.format, e.secret, e.previous_secret, e.previous_secret_until
-       FROM claimed c JOIN notification_messages m ON m.id = c.message_id JOIN notification_endpoints e ON e.id = c.endpoint_id`,
-      [now, until, busy, limit],
+  claim(now: Date, until: Date, busy: string[], rooms: Map<string, number>, room: number, limit: number): Promise<(ClaimedDelivery & { scanned: number })[]> {
+    // hand-written: SKIP LOCKED claim with a per-endpoint cap, reading what the attempts need; named (prepared), not a
+    // plain read so never run twice (bench/notifications.ts).
+    return namedQuery(this.dataSource, CLAIM, [now, until, busy, limit, [...rooms.keys()], [...rooms.values()], room]);
+  }
+
+  /** Clears the claims of deliveries taken but never attempted (another pass or replica may claim them at once). */
+  async release(deliveries: { endpoint_id: string; message_id: string }[]): Promise<void> {
+    // hand-written: a set of (endpoint, message) pairs in one statement.
+    await this.dataSource.query(
+      `UPDATE notification_deliveries d SET claimed_until = NULL FROM unnest($1::text[], $2::text[]) AS r(endpoint_id, message_id)
+       WHERE d.endpoint_id = r.endpoint_id AND d.message_id = r.message_id AND d.state = 'pending'`,
+      [deliveries.map((d) => d.endpoint_id), deliveries.map((d) => d.message_id)],
     );
   }
 
@@ -166,33 +229,11 @@ export class NotificationMessagesRepository {
    */
   async settle(batch: { attempt: AttemptRecord; next: { state: DeliveryState; nextAttemptAt: Date | null } }[]): Promise<Map<string, Date>> {
     const column = <T>(pick: (x: (typeof batch)[number]) => T) => batch.map(pick);
-    // hand-written: delivery's write, three tables for a batch of attempts in one statement (bench/notifications.ts).
-    const rows: { endpoint_id: string; failing_since: Date | null }[] = await this.dataSource.query(
-      `WITH input AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::timestamptz[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[], $12::int[], $13::text[])
-           AS i(endpoint_id, message_id, state, attempt, attempted_at, next_attempt_at, attempt_id, type, status, response_status, error, duration_ms, response_excerpt)
-       ), d AS (
-         UPDATE notification_deliveries nd SET state = i.state, attempts = i.attempt, last_attempt_at = i.attempted_at, next_attempt_at = i.next_attempt_at, claimed_until = NULL
-         FROM input i WHERE nd.endpoint_id = i.endpoint_id AND nd.message_id = i.message_id
-         RETURNING nd.workspace_id, nd.endpoint_id, nd.message_id
-       ), a AS (
-         INSERT INTO notification_attempts (id, workspace_id, endpoint_id, message_id, type, attempt, status, response_status, error, duration_ms, response_excerpt, attempted_at)
-         SELECT i.attempt_id, d.workspace_id, i.endpoint_id, i.message_id, i.type, i.attempt, i.status, i.response_status, i.error, i.duration_ms, i.response_excerpt, i.attempted_at
-         FROM input i JOIN d ON d.endpoint_id = i.endpoint_id AND d.message_id = i.message_id
-       ), settled AS (
-         SELECT i.* FROM input i JOIN d ON d.endpoint_id = i.endpoint_id AND d.message_id = i.message_id
-       ), last_success AS (
-         SELECT endpoint_id, max(attempted_at) FILTER (WHERE status = 'succeeded') AS at FROM settled GROUP BY endpoint_id
-       ), streak AS (
-         SELECT s.endpoint_id, l.at AS succeeded_at, min(s.attempted_at) FILTER (WHERE s.status = 'failed' AND (l.at IS NULL OR s.attempted_at > l.at)) AS failed_at
-         FROM settled s JOIN last_success l ON l.endpoint_id = s.endpoint_id GROUP BY s.endpoint_id, l.at
-       ), e AS (
-         UPDATE notification_endpoints e
-         SET failing_since = CASE WHEN st.failed_at IS NULL THEN NULL WHEN st.succeeded_at IS NULL THEN COALESCE(e.failing_since, st.failed_at) ELSE st.failed_at END
-         FROM streak st WHERE e.id = st.endpoint_id AND (e.failing_since IS NOT NULL OR st.failed_at IS NOT NULL)
-         RETURNING e.id AS endpoint_id, e.failing_since
-       )
-       SELECT endpoint_id, failing_since FROM e`,
+    // hand-written: delivery's write, three tables for a batch of attempts in one statement; named (prepared), not a
+    // plain read so never run twice (bench/notifications.ts).
+    const rows = await namedQuery<{ endpoint_id: string; failing_since: Date | null }>(
+      this.dataSource,
+      SETTLE,
       [
         column((x) => x.attempt.endpointId),
         column((x) => x.attempt.messageId),

@@ -52,21 +52,43 @@ export class WebhookPoster {
     this.https = new HttpsAgent({ keepAlive: true, lookup });
   }
 
+  /** The last URLs parsed (a URL is immutable here: only read). */
+  private readonly urls = new Map<string, URL | null>();
+
+  private parse(target: string): URL | null {
+    let url = this.urls.get(target);
+    if (url === undefined) {
+      try {
+        url = new URL(target);
+      } catch {
+        url = null;
+      }
+      if (this.urls.size >= 1024) this.urls.clear();
+      this.urls.set(target, url);
+    }
+    return url;
+  }
+
   close(): void {
     this.http.destroy();
     this.https.destroy();
   }
 
-  post(target: string, headers: Record<string, string>, body: string): Promise<PostOutcome> {
-    let url: URL;
-    try {
-      url = new URL(target);
-    } catch {
-      return Promise.resolve({ responseStatus: null, error: 'refused_target', excerpt: '' });
-    }
+  /** POSTs one signed body (Standard Webhooks headers); a target URL is parsed once per endpoint URL. */
+  post(target: string, id: string, timestamp: string, signature: string, body: string): Promise<PostOutcome> {
+    const url = this.parse(target);
+    if (url === null) return Promise.resolve({ responseStatus: null, error: 'refused_target', excerpt: '' });
     // A literal address never reaches the resolver: it is checked here.
     const host = hostOf(url);
     if (!this.allowPrivate && isIP(host) !== 0 && isRefusedAddress(host)) return Promise.resolve({ responseStatus: null, error: 'refused_target', excerpt: '' });
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'control-plane-notifications/1',
+      'webhook-id': id,
+      'webhook-timestamp': timestamp,
+      'webhook-signature': signature,
+      'content-length': String(Buffer.byteLength(body)),
+    };
     const https = url.protocol === 'https:';
     return new Promise<PostOutcome>((resolve) => {
       let settled = false;
@@ -79,7 +101,7 @@ export class WebhookPoster {
       const request = (https ? httpsRequest : httpRequest)(url, {
         method: 'POST',
         agent: https ? this.https : this.http,
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        headers,
       });
       const timer = setTimeout(() => request.destroy(new Timeout()), this.timeoutMs);
       request.on('error', (error) => {
