@@ -301,7 +301,7 @@ export class NotificationMessagesRepository {
 
 /**
  * Whether a message with this dedupe key exists in the workspace: a fragment for usage's budget
- * check, one statement per ingested batch (src/modules/keys/key-budgets.repository.ts says why).
+ * check, one statement per ingested batch (src/modules/keys/key-fragments.repository.ts says why).
  */
 export const messageWritten = (workspaceId: string, dedupeKey: string): string =>
   // hand-written: one probe of the (workspace_id, dedupe_key) index inside usage's statement.

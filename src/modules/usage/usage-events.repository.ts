@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager, LessThan } from 'typeorm';
 import { deleteAtMost } from 'src/database/delete-at-most';
-import { recordKeyUse } from 'src/modules/keys/dto/key.document';
+import { recordKeyUse } from 'src/modules/keys/key-fragments.repository';
 import { UsageGap as UsageGapRow } from 'src/modules/usage/entities/usage-gap.entity';
 import { arrayLiteral } from 'src/modules/streams/array-literal';
 import { DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, UsageEvent, UsageGap } from 'src/modules/usage/usage-vocabulary';

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { TimeWindow } from 'src/common/time/time';
 import { namedQuery } from 'src/database/named-query';
 import { Dimension, DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, TotalsField } from 'src/modules/usage/usage-vocabulary';
-import { cappedKeysAmong } from 'src/modules/keys/key-budgets.repository';
+import { cappedKeysAmong } from 'src/modules/keys/key-fragments.repository';
 import { messageWritten } from 'src/modules/notifications/notification-messages.repository';
 
 /** One row of a summary: a group value's totals, or (`is_total` 1) the window's. */

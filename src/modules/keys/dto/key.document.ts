@@ -48,20 +48,6 @@ export const keyDocumentColumns = (alias?: string) =>
 const DAY_MS = 86_400_000;
 
 /**
- * Records the latest use of each key named by the usage events of `source` (a relation with
- * `workspace_id`, `key_id`, `occurred_at`: the usage projection's inserted rows), as one upsert:
- * only keys of the event's own workspace, never moving `last_used_at` backwards. Rows in key order,
- * so two batches touching the same keys lock them in the same order.
- */
-export const recordKeyUse = (source: string) => `
-  INSERT INTO virtual_key_usage AS u (key_id, workspace_id, last_used_at)
-  SELECT k.id, k.workspace_id, s.at
-  FROM (SELECT workspace_id, key_id, max(occurred_at) AS at FROM ${source} WHERE key_id IS NOT NULL GROUP BY 1, 2) s
-  JOIN virtual_keys k ON k.id = s.key_id AND k.workspace_id = s.workspace_id
-  ORDER BY 1
-  ON CONFLICT (key_id) DO UPDATE SET last_used_at = EXCLUDED.last_used_at WHERE u.last_used_at < EXCLUDED.last_used_at`;
-
-/**
  * The key status rule, computed at read time: revoked wins over expired; expired from `expires_at`
  * on. `keyStatus` in code and `keyStatusSql` in a statement are its only two spellings.
  */
