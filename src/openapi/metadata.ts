@@ -10,12 +10,6 @@ export default async () => {
     return {
         "@nestjs/swagger": {
             "models": [
-                [import("../modules/keys/dto/mint-key.dto"), {
-                        "MintKeyDto": { agent_id: { required: true, type: () => String, minLength: 1, maxLength: 128 }, prefix: { required: false, type: () => Object }, allowed_models: { required: false, type: () => [String], nullable: true, minLength: 1 }, allowed_tools: { required: false, type: () => [String], nullable: true, minLength: 1 }, tools_mode: { required: false, type: () => Object }, budget_micros_usd_month: { required: false, type: () => Number, nullable: true, minimum: 0 }, rpm: { required: false, type: () => Number, nullable: true, minimum: 0 }, tpm: { required: false, type: () => Number, nullable: true, minimum: 0 }, scopes: { required: false, type: () => [String], nullable: true }, attributes: { required: false, type: "object", additionalProperties: true, nullable: true }, expires_at: { required: false, type: () => String, nullable: true, description: "RFC 3339 with an explicit offset; parsed by the service (422 when it is not one).", maxLength: 64 } }
-                    }],
-                [import("../modules/keys/dto/key-list-query.dto"), {
-                        "KeyListQueryDto": { sort: { required: true, default: "created", enum: ["created", "last_used"] } }
-                    }],
                 [import("../modules/approvals/dto/approval-policy.dto"), {
                         "ApprovalPolicyBody": { name: { required: true, type: () => String, minLength: 1, maxLength: 128 }, rules: { required: true, type: () => Object, description: "Validated by `validateRules` for the specification's exact messages." }, expected_revision: { required: false, type: () => Object } },
                         "DisableApprovalPolicyBody": { expected_revision: { required: false, type: () => Object } }
@@ -54,6 +48,12 @@ export default async () => {
                         "CreateWorkspaceDto": { org_id: { required: true, type: () => String, minLength: 1, maxLength: 64 }, slug: { required: true, type: () => String, minLength: 1, maxLength: 128 }, env: { required: false, type: () => Object, description: "Checked by the service: a bad `env` is a 400, not a 422." } },
                         "ListWorkspacesQuery": { org_id: { required: false, type: () => String, maxLength: 64 } },
                         "PutMemberDto": { role: { required: true, enum: ["viewer", "developer", "admin", "owner"] } }
+                    }],
+                [import("../modules/keys/dto/key-list-query.dto"), {
+                        "KeyListQueryDto": { sort: { required: true, default: "created", enum: ["created", "last_used"] } }
+                    }],
+                [import("../modules/keys/dto/mint-key.dto"), {
+                        "MintKeyDto": { agent_id: { required: true, type: () => String, minLength: 1, maxLength: 128 }, prefix: { required: false, type: () => Object }, allowed_models: { required: false, type: () => [String], nullable: true, minLength: 1 }, allowed_tools: { required: false, type: () => [String], nullable: true, minLength: 1 }, tools_mode: { required: false, type: () => Object }, budget_micros_usd_month: { required: false, type: () => Number, nullable: true, minimum: 0 }, rpm: { required: false, type: () => Number, nullable: true, minimum: 0 }, tpm: { required: false, type: () => Number, nullable: true, minimum: 0 }, scopes: { required: false, type: () => [String], nullable: true }, attributes: { required: false, type: "object", additionalProperties: true, nullable: true }, expires_at: { required: false, type: () => String, nullable: true, description: "RFC 3339 with an explicit offset; parsed by the service (422 when it is not one).", maxLength: 64 } }
                     }],
                 [import("../modules/keys/dto/rotate-key.dto"), {
                         "RotateKeyDto": { grace_seconds: { required: false, type: () => Number, nullable: true, description: "How long the replaced secret keeps working (0 ends it at once; null or omitted: the default); capped by the key's own expiry.", minimum: 0 }, expected_last4: { required: false, type: () => String, description: "Precondition: the last four characters of the secret the caller believes current. When it is\nnot the key's current `last4`, the key was rotated since the caller read it: 409, nothing\nwritten. The safe way to rotate one key from two places.", minLength: 4, maxLength: 4 } }
@@ -274,6 +274,13 @@ export default async () => {
                             "diff": { summary: "The policies added, removed and changed between two sources: a revision id, `draft` or `published`." }
                         }
                     }],
+                [import("../modules/receipts/receipts.controller"), {
+                        "ReceiptsController": {
+                            "list": {},
+                            "get": {},
+                            "revisions": {}
+                        }
+                    }],
                 [import("../modules/workers/definitions/workers.controller"), {
                         "WorkersController": {
                             "draft": {},
@@ -321,13 +328,6 @@ export default async () => {
                             "listProfiles": {},
                             "getProfile": {},
                             "revokeProfile": {}
-                        }
-                    }],
-                [import("../modules/receipts/receipts.controller"), {
-                        "ReceiptsController": {
-                            "list": {},
-                            "get": {},
-                            "revisions": {}
                         }
                     }],
                 [import("../modules/routing/capabilities.controller"), {

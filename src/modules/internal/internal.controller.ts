@@ -1,6 +1,6 @@
-import { Body, Controller, Get, Header, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Get, Header, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { Internal } from 'src/platform/access/decorators';
+import { InternalRoutes } from 'src/platform/access/decorators';
 import { Answers, Returns } from 'src/common/http/documented';
 import { ApiError, bodyError } from 'src/common/http/errors';
 import { ChecksOwnFormat } from 'src/platform/http/input-text.guard';
@@ -26,7 +26,7 @@ function matchesEtag(header: string | string[] | undefined, etag: string): boole
 }
 
 /** Reads for the gateway (service JWT only, CONTRACT.md 4.1 and 4.2). */
-@Controller('internal/v1')
+@InternalRoutes()
 export class InternalController {
   constructor(
     private readonly keys: KeysService,
@@ -41,7 +41,6 @@ export class InternalController {
   @Answers(400, '`key hash must be sha256 hex`')
   @Answers(404, '`key not found`: unknown digest or missing workspace')
   @ChecksOwnFormat('keyHash')
-  @Internal()
   @Header('Content-Type', 'application/json; charset=utf-8')
   async key(@Req() req: { params: { keyHash: string } }): Promise<string> {
     // Read from the params rather than through `@Param`, so no pipe runs on the gateway's hottest route.
@@ -62,7 +61,6 @@ export class InternalController {
   @Answers(304, 'Not Modified: `If-None-Match` names the current digest', null)
   @Answers(404, '`workspace not found`')
   @Answers(503, '`snapshot_unavailable`: a part cannot be built from committed state; the gateway keeps its pinned snapshot')
-  @Internal()
   async snapshot(@Param('workspaceId') workspaceId: string, @Req() req: { headers: Record<string, string | string[] | undefined> }, @Res({ passthrough: true }) res: unknown) {
     const adapter = this.adapterHost.httpAdapter;
     // A poll with the current digest costs one indexed read: no Redis read, no build.
@@ -98,7 +96,6 @@ export class InternalController {
   @Answers(404, '`workspace not found`')
   @Answers(409, '`version N is above the current version M` (the staged version the snapshot route serves), `digest is not the digest of snapshot version N`')
   @Answers(422, '`applied_at must be an RFC 3339 timestamp`, `applied_at is in the future` (beyond 60 s of clock skew)', 'ValidationError')
-  @Internal()
   applied(@Param('workspaceId') workspaceId: string, @Body() body: SnapshotAppliedDto) {
     const appliedAt = parseRfc3339(body.applied_at);
     if (!appliedAt) throw bodyError(['applied_at'], 'applied_at must be an RFC 3339 timestamp');

@@ -1,13 +1,13 @@
-import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { Body, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { Internal } from 'src/platform/access/decorators';
+import { InternalRoutes } from 'src/platform/access/decorators';
 import { WebhookEvidenceDto } from 'src/modules/webhooks/dto/evidence.dto';
 import { WebhookEvidenceService } from 'src/modules/webhooks/webhook-evidence.service';
 import { Answers, Returns } from 'src/common/http/documented';
 import { EVIDENCE_SCHEMA } from 'src/modules/webhooks/webhooks.responses';
 
 /** The gateway's side of webhook evidence (CONTRACT.md 4.2). */
-@Controller('internal/v1/workspaces/:ws/webhook-evidence')
+@InternalRoutes('workspaces/:ws/webhook-evidence')
 export class InternalEvidenceController {
   constructor(
     private readonly evidence: WebhookEvidenceService,
@@ -26,7 +26,6 @@ export class InternalEvidenceController {
     '`workspace_id must match the path`, `trust must be the trust of the signature profile`, `a result cannot claim more trust than its event`, `received_at must be an RFC 3339 timestamp`',
     'ValidationError',
   )
-  @Internal()
   async record(@Param('ws') ws: string, @Body() body: WebhookEvidenceDto, @Res({ passthrough: true }) res: unknown) {
     const { created, evidence } = await this.evidence.record(ws, body);
     if (created) this.adapterHost.httpAdapter.status(res, 201);
