@@ -46,11 +46,12 @@ export class ConnectionsModule implements OnModuleInit {
     private readonly snapshots: SnapshotRegistry,
     private readonly overviews: OverviewRegistry,
     private readonly catalog: CatalogService,
+    private readonly dataSource: DataSource,
   ) {}
 
   onModuleInit(): void {
     this.snapshots.register('connections', (manager, ws) => this.snapshotPart(manager, ws));
-    this.overviews.register('connectors', (dataSource, workspaceId) => connectorsBlock(dataSource, workspaceId));
+    this.overviews.register('connectors', (workspaceId) => connectorsBlock(this.dataSource, workspaceId));
   }
 
   /** Active tool connections and broker accounts with their sealed credential (model rows publish under `models`). */

@@ -110,8 +110,8 @@ export class KeysService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.overviews.register('keys', async (dataSource, workspaceId) => {
-      const [row] = await namedQuery<{ total: number; active: number }>(dataSource, COUNTS, [workspaceId]);
+    this.overviews.register('keys', async (workspaceId) => {
+      const [row] = await namedQuery<{ total: number; active: number }>(this.dataSource, COUNTS, [workspaceId]);
       return { active: row.active, total: row.total };
     });
   }

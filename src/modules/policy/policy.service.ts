@@ -109,8 +109,8 @@ export class PolicyService implements OnModuleInit {
 
   onModuleInit(): void {
     this.snapshots.register('policy', (manager, ws) => this.snapshotPart(manager, ws.id));
-    this.overviews.register('policy', async (dataSource, workspaceId) => {
-      const row = await this.currentRevision(dataSource.manager, workspaceId);
+    this.overviews.register('policy', async (workspaceId) => {
+      const row = await this.currentRevision(this.dataSource.manager, workspaceId);
       if (!row) return { published: false, revision_id: null, published_at: null, bundle_hash: null };
       return { published: true, revision_id: row.id, published_at: formatTime(row.published_at), bundle_hash: row.bundle_hash };
     });

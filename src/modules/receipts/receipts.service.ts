@@ -40,8 +40,8 @@ export class ReceiptsService implements OnModuleInit {
 
   onModuleInit(): void {
     this.streams.register(receiptsProjector);
-    this.overviews.register('receipts', async (dataSource, workspaceId) => {
-      const rows: { total: string; last_at: Date | null }[] = await dataSource.query(
+    this.overviews.register('receipts', async (workspaceId) => {
+      const rows: { total: string; last_at: Date | null }[] = await this.dataSource.query(
         `SELECT total, last_at FROM receipt_counters WHERE workspace_id = $1`,
         [workspaceId],
       );
