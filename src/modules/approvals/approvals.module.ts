@@ -18,5 +18,7 @@ import { APPROVALS_ENTITIES } from 'src/modules/approvals/entities';
   imports: [TypeOrmModule.forFeature(APPROVALS_ENTITIES), AuditModule, KeysModule, NotificationsModule, PublicationModule, WorkspacesModule],
   controllers: [ApprovalPoliciesController, ApprovalsController, InternalApprovalsController],
   providers: [ApprovalPoliciesService, ApprovalsService, ApprovalsJob],
+  // For the demo seeder, which creates approval policies and holds calls through them.
+  exports: [ApprovalPoliciesService, ApprovalsService],
 })
 export class ApprovalsModule {}

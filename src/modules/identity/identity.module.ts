@@ -10,13 +10,14 @@ import { UsersRepository } from 'src/modules/identity/users.repository';
 /**
  * Global for the authentication guard (src/platform, registered by PlatformModule for every route),
  * which resolves operators through OPERATOR_RESOLVER; platform imports no domain. `UsersRepository`
- * is exported for the modules that read users (workspaces, demo), which import this module by name.
+ * (and `IdentityService`, for the demo seeder's sign-in) are exported for the modules that read users
+ * (workspaces, demo), which import this module by name.
  */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature(IDENTITY_ENTITIES)],
   controllers: [DevIdentityController],
   providers: [UsersRepository, IdentityService, DevIdentity, { provide: OPERATOR_RESOLVER, useExisting: IdentityService }],
-  exports: [OPERATOR_RESOLVER, UsersRepository],
+  exports: [OPERATOR_RESOLVER, IdentityService, UsersRepository],
 })
 export class IdentityModule {}

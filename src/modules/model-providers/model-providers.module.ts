@@ -11,5 +11,5 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { MODEL_PROVIDERS_ENTITIES } from 'src/modules/model-providers/entities';
 
 /** Model-provider connections and the workspace pricebook. */
-@Module({ imports: [TypeOrmModule.forFeature(MODEL_PROVIDERS_ENTITIES), AuditModule, ConnectionsModule, GatewayModule, PublicationModule], controllers: [ModelProvidersController, PricingController], providers: [ModelProvidersService, PricingService] })
+@Module({ imports: [TypeOrmModule.forFeature(MODEL_PROVIDERS_ENTITIES), AuditModule, ConnectionsModule, GatewayModule, PublicationModule], controllers: [ModelProvidersController, PricingController], providers: [ModelProvidersService, PricingService], exports: [ModelProvidersService, PricingService] })
 export class ModelProvidersModule {}
