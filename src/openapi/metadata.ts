@@ -58,6 +58,9 @@ export default async () => {
                 [import("../modules/keys/dto/rotate-key.dto"), {
                         "RotateKeyDto": { grace_seconds: { required: false, type: () => Number, nullable: true, description: "How long the replaced secret keeps working (0 ends it at once; null or omitted: the default); capped by the key's own expiry.", minimum: 0 }, expected_last4: { required: false, type: () => String, description: "Precondition: the last four characters of the secret the caller believes current. When it is\nnot the key's current `last4`, the key was rotated since the caller read it: 409, nothing\nwritten. The safe way to rotate one key from two places.", minLength: 4, maxLength: 4 } }
                     }],
+                [import("../modules/connections/dto/catalog-query.dto"), {
+                        "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
+                    }],
                 [import("../modules/connections/dto/connection.dto"), {
                         "StartConnectionDto": { slug: { required: true, type: () => String, minLength: 1, maxLength: 128 }, source: { required: true, enum: ["native", "broker_a", "broker_b"] }, client_id: { required: false, type: () => String, minLength: 1, maxLength: 512 }, client_secret: { required: false, type: () => String } },
                         "RestrictedKeyDto": { api_key: { required: true, type: () => String } },
@@ -71,9 +74,6 @@ export default async () => {
                 [import("../modules/model-providers/dto/pricing.dto"), {
                         "PriceEntryDto": { model: { required: true, type: () => String, description: "A model name or pattern (same rules as a model connection's pattern; checked by the service)." }, input_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 }, output_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 }, cached_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 }, reasoning_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 } },
                         "ReplacePricingDto": { prices: { required: true, type: () => [t["../modules/model-providers/dto/pricing.dto"].PriceEntryDto] } }
-                    }],
-                [import("../modules/connections/dto/catalog-query.dto"), {
-                        "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
                     }],
                 [import("../modules/policy/dto/policy.dto"), {
                         "StoreDraftDto": { cedar_text: { required: true, type: () => String } },
@@ -166,6 +166,11 @@ export default async () => {
                             "diff": {}
                         }
                     }],
+                [import("../modules/identity/dev-identity.controller"), {
+                        "DevIdentityController": {
+                            "jwks": {}
+                        }
+                    }],
                 [import("../modules/workspaces/workspaces.controller"), {
                         "WorkspacesController": {
                             "me": {},
@@ -232,24 +237,6 @@ export default async () => {
                             "callback": {}
                         }
                     }],
-                [import("../modules/health/health.controller"), {
-                        "HealthController": {
-                            "health": { summary: "Liveness: the process serves requests. No I/O, so an outage elsewhere never restarts it." },
-                            "ready": { summary: "Readiness: PostgreSQL, migrations, and with REDIS_URL set, Redis and the stream backlog.", type: Object }
-                        }
-                    }],
-                [import("../modules/identity/dev-identity.controller"), {
-                        "DevIdentityController": {
-                            "jwks": {}
-                        }
-                    }],
-                [import("../modules/internal/internal.controller"), {
-                        "InternalController": {
-                            "key": { summary: "The key context, served as stored JSON text (no re-serialization on the hot path).", type: String },
-                            "snapshot": { summary: "The current signed snapshot (CONTRACT.md 4.5): the hot path's document when it holds the\ncurrent version, else the kept or a newly built one. `ETag: \"<digest>\"`; an `If-None-Match`\nnaming the kept digest of the current version answers 304 without a body, from PostgreSQL alone.", type: String },
-                            "applied": { summary: "What a gateway instance applied (idempotent); feeds the rollout view." }
-                        }
-                    }],
                 [import("../modules/model-providers/model-providers.controller"), {
                         "ModelProvidersController": {
                             "create": {},
@@ -272,6 +259,19 @@ export default async () => {
                             "replay": { summary: "Replays the recorded decisions of a window against the draft (or `cedar_text`); writes nothing." },
                             "explain": { summary: "One authorization request (spelled out or from a receipt) against the draft or the published revision; writes nothing." },
                             "diff": { summary: "The policies added, removed and changed between two sources: a revision id, `draft` or `published`." }
+                        }
+                    }],
+                [import("../modules/health/health.controller"), {
+                        "HealthController": {
+                            "health": { summary: "Liveness: the process serves requests. No I/O, so an outage elsewhere never restarts it." },
+                            "ready": { summary: "Readiness: PostgreSQL, migrations, and with REDIS_URL set, Redis and the stream backlog.", type: Object }
+                        }
+                    }],
+                [import("../modules/internal/internal.controller"), {
+                        "InternalController": {
+                            "key": { summary: "The key context, served as stored JSON text (no re-serialization on the hot path).", type: String },
+                            "snapshot": { summary: "The current signed snapshot (CONTRACT.md 4.5): the hot path's document when it holds the\ncurrent version, else the kept or a newly built one. `ETag: \"<digest>\"`; an `If-None-Match`\nnaming the kept digest of the current version answers 304 without a body, from PostgreSQL alone.", type: String },
+                            "applied": { summary: "What a gateway instance applied (idempotent); feeds the rollout view." }
                         }
                     }],
                 [import("../modules/workers/runs.controller"), {

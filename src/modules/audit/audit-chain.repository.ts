@@ -16,9 +16,11 @@ const GROWN_HEADS = `SELECT h.workspace_id, h.seq, h.chain_hash FROM audit_chain
     AND NOT EXISTS (SELECT 1 FROM audit_checkpoints c WHERE c.workspace_id = h.workspace_id AND c.seq >= h.seq)
   ORDER BY h.workspace_id`;
 // hand-written: ON CONFLICT DO NOTHING ... RETURNING, so the caller knows whether its signature is the one kept.
-const KEEP_CHECKPOINT = `INSERT INTO audit_checkpoints (workspace_id, seq, chain_hash, signed_at, jws) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING seq`;
+const KEEP_CHECKPOINT = `INSERT INTO audit_checkpoints (workspace_id, seq, chain_hash, signed_at, jws) VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT DO NOTHING RETURNING seq`;
 // hand-written: the head and the highest checkpoint in one round trip, read together before an export starts.
-const BOUNDS = `SELECT (SELECT seq FROM audit_chain_heads WHERE workspace_id = $1) AS head, (SELECT max(seq) FROM audit_checkpoints WHERE workspace_id = $1) AS checkpointed`;
+const BOUNDS = `SELECT (SELECT seq FROM audit_chain_heads WHERE workspace_id = $1) AS head,
+  (SELECT max(seq) FROM audit_checkpoints WHERE workspace_id = $1) AS checkpointed`;
 
 /** `audit_chain_heads` (read; the events repository's append writes it) and `audit_checkpoints`: the chain's signed checkpoints. */
 @Injectable()
@@ -32,7 +34,8 @@ export class AuditChainRepository {
 
   /** Keeps a signed checkpoint; false when one of (workspace, seq) is kept already (another replica's). */
   async keep(checkpoint: { workspace_id: string; seq: number; chain_hash: string; signed_at: Date; jws: string }): Promise<boolean> {
-    const kept: unknown[] = await this.dataSource.query(KEEP_CHECKPOINT, [checkpoint.workspace_id, checkpoint.seq, checkpoint.chain_hash, checkpoint.signed_at, checkpoint.jws]);
+    const { workspace_id, seq, chain_hash, signed_at, jws } = checkpoint;
+    const kept: unknown[] = await this.dataSource.query(KEEP_CHECKPOINT, [workspace_id, seq, chain_hash, signed_at, jws]);
     return kept.length > 0;
   }
 

@@ -15,7 +15,16 @@ import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
 @Module({
   imports: [TypeOrmModule.forFeature(PUBLICATION_ENTITIES)],
   controllers: [PublicationController],
-  providers: [SnapshotVersionsRepository, SnapshotInstancesRepository, HotPath, SnapshotRegistry, SnapshotDocuments, PublicationService, PublicationJob, SnapshotHistoryService],
+  providers: [
+    SnapshotVersionsRepository,
+    SnapshotInstancesRepository,
+    HotPath,
+    SnapshotRegistry,
+    SnapshotDocuments,
+    PublicationService,
+    PublicationJob,
+    SnapshotHistoryService,
+  ],
   exports: [HotPath, SnapshotRegistry, PublicationService, SnapshotHistoryService],
 })
 export class PublicationModule {}

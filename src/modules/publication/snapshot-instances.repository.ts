@@ -38,7 +38,11 @@ export class SnapshotInstancesRepository {
   }
 
   /** Records an instance's report in `manager` (its highest version wins, the later of equal ones); the row now kept. */
-  async report(manager: EntityManager, workspaceId: string, report: { instance_id: string; version: number; digest: string; applied_at: Date }): Promise<InstanceRow> {
+  async report(
+    manager: EntityManager,
+    workspaceId: string,
+    report: { instance_id: string; version: number; digest: string; applied_at: Date },
+  ): Promise<InstanceRow> {
     const [row]: InstanceRow[] = await manager.query(REPORT, [workspaceId, report.instance_id, report.version, report.digest, report.applied_at]);
     return row;
   }

@@ -67,11 +67,13 @@ const PRUNE = `WITH doomed AS (
   )
   SELECT count(*)::int AS deleted FROM gone`;
 // hand-written: the versions of a page of workspaces (unnest of parallel arrays) whose document is signed by a kid not in $3.
-const STALE_SIGNED = `SELECT v.workspace_id FROM snapshot_versions v JOIN unnest($1::text[], $2::int[]) AS w(id, version) ON v.workspace_id = w.id AND v.version = w.version
+const STALE_SIGNED = `SELECT v.workspace_id FROM snapshot_versions v
+  JOIN unnest($1::text[], $2::int[]) AS w(id, version) ON v.workspace_id = w.id AND v.version = w.version
   WHERE v.kid IS NOT NULL AND NOT (v.kid = ANY($3::text[])) ORDER BY v.workspace_id`;
 // hand-written: converges a published version once no live instance (reported within $3 seconds) runs an older one (NOT EXISTS over instances).
 const CONVERGE = `UPDATE snapshot_versions v SET converged_at = now() WHERE v.workspace_id = $1 AND v.version = $2 AND v.converged_at IS NULL
-    AND NOT EXISTS (SELECT 1 FROM snapshot_instances i WHERE i.workspace_id = $1 AND i.reported_at >= now() - make_interval(secs => $3) AND i.version < v.version)
+    AND NOT EXISTS (SELECT 1 FROM snapshot_instances i
+                    WHERE i.workspace_id = $1 AND i.reported_at >= now() - make_interval(secs => $3) AND i.version < v.version)
   RETURNING published_at, converged_at`;
 
 /** `snapshot_versions` and `snapshot_contents`: the kept history of every workspace's snapshot documents (docs/rollout.md). */
@@ -127,7 +129,10 @@ export class SnapshotVersionsRepository {
   }
 
   /** A version's digest and publication times; undefined when the version has no row. */
-  async publication(workspaceId: string, version: number): Promise<{ digest: string | null; published_at: Date | null; converged_at: Date | null } | undefined> {
+  async publication(
+    workspaceId: string,
+    version: number,
+  ): Promise<{ digest: string | null; published_at: Date | null; converged_at: Date | null } | undefined> {
     const row = await this.dataSource.manager.findOne(SnapshotVersion, {
       select: { workspaceId: true, version: true, digest: true, publishedAt: true, convergedAt: true },
       where: { workspaceId, version },
@@ -159,7 +164,12 @@ export class SnapshotVersionsRepository {
   }
 
   /** Sets `converged_at` of the published `version` when no live instance is behind it, in `manager`; the times when it did. */
-  async converge(manager: EntityManager, workspaceId: string, version: number, liveSeconds: number): Promise<{ published_at: Date | null; converged_at: Date } | undefined> {
+  async converge(
+    manager: EntityManager,
+    workspaceId: string,
+    version: number,
+    liveSeconds: number,
+  ): Promise<{ published_at: Date | null; converged_at: Date } | undefined> {
     const [[row]]: [{ published_at: Date | null; converged_at: Date }[], number] = await manager.query(CONVERGE, [workspaceId, version, liveSeconds]);
     return row;
   }

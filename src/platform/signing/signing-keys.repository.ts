@@ -10,7 +10,11 @@ export class SigningKeysRepository {
 
   /** The oldest stored private key (created_at, then kid); undefined when none is stored. */
   async oldestKey(): Promise<{ kid: string; privateKeyPem: string } | undefined> {
-    const [row] = await this.dataSource.manager.find(ControlSigningKey, { select: { kid: true, privateKeyPem: true }, order: { createdAt: 'ASC', kid: 'ASC' }, take: 1 });
+    const [row] = await this.dataSource.manager.find(ControlSigningKey, {
+      select: { kid: true, privateKeyPem: true },
+      order: { createdAt: 'ASC', kid: 'ASC' },
+      take: 1,
+    });
     return row ? { kid: row.kid, privateKeyPem: row.privateKeyPem } : undefined;
   }
 

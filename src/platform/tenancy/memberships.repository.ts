@@ -31,7 +31,8 @@ const OF_USER_IN_ORG = `SELECT ${WORKSPACE_COLUMNS} FROM workspaces w JOIN works
 const MEMBERSHIPS_OF = `SELECT ${WORKSPACE_COLUMNS} FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
   WHERE m.user_id = $1 ORDER BY m.created_at, w.id`;
 // hand-written: a join of workspace_members and workspaces (the entities declare no relation).
-const ROLE_AND_FROZEN = `SELECT m.role, w.frozen FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = $1 AND m.workspace_id = $2`;
+const ROLE_AND_FROZEN = `SELECT m.role, w.frozen FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
+  WHERE m.user_id = $1 AND m.workspace_id = $2`;
 // hand-written: a transaction-scoped advisory lock (no table) serializing one user's first sign-in.
 const PROVISION_LOCK = `SELECT pg_advisory_xact_lock(hashtext('provision:' || $1))`;
 

@@ -91,7 +91,11 @@ export class WorkspacesRepository {
 
   /** Locks the workspace row for the rest of `manager`'s transaction and returns its staged version; undefined when missing. */
   async lockVersion(manager: EntityManager, workspaceId: string): Promise<number | undefined> {
-    const row = await manager.findOne(Workspace, { select: { id: true, snapshotVersion: true }, where: { id: workspaceId }, lock: { mode: 'pessimistic_write' } });
+    const row = await manager.findOne(Workspace, {
+      select: { id: true, snapshotVersion: true },
+      where: { id: workspaceId },
+      lock: { mode: 'pessimistic_write' },
+    });
     return row?.snapshotVersion;
   }
 
