@@ -16,7 +16,7 @@ const UPSERT_USER = `INSERT INTO users (id, issuer, subject, email) VALUES ($1, 
   ON CONFLICT (issuer, subject) DO UPDATE SET email = EXCLUDED.email
   RETURNING id, email`;
 
-/** `users` (owned by identity). Exported: workspaces and the demo seeder read users' existence and e-mails here. */
+/** `users` (owned by identity). Exported: the workspace API and the demo seeder read users' existence and e-mails here. */
 @Injectable()
 export class UsersRepository {
   constructor(private readonly dataSource: DataSource) {}

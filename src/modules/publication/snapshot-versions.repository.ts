@@ -66,7 +66,7 @@ const PRUNE = `WITH doomed AS (
                       AND (v.workspace_id, v.version) NOT IN (SELECT workspace_id, version FROM doomed))
   )
   SELECT count(*)::int AS deleted FROM gone`;
-// hand-written: the versions of a page of workspaces (unnest of parallel arrays) whose document is signed by a kid not in $3.
+// hand-written: a page of (workspace id, version) pairs (unnest of parallel arrays) whose document is signed by a kid not in $3.
 const STALE_SIGNED = `SELECT v.workspace_id FROM snapshot_versions v
   JOIN unnest($1::text[], $2::int[]) AS w(id, version) ON v.workspace_id = w.id AND v.version = w.version
   WHERE v.kid IS NOT NULL AND NOT (v.kid = ANY($3::text[])) ORDER BY v.workspace_id`;
@@ -145,10 +145,10 @@ export class SnapshotVersionsRepository {
     await this.dataSource.manager.update(SnapshotVersion, { workspaceId, version, publishedAt: IsNull() }, { publishedAt: () => 'now()' });
   }
 
-  /** The workspaces among (ids[i], versions[i]) whose version's document is signed by a kid outside `fresh`, read in `manager`. */
-  async staleSigned(workspaces: { id: string; version: number }[], fresh: string[], manager: EntityManager = this.dataSource.manager): Promise<string[]> {
-    if (workspaces.length === 0) return [];
-    const rows: { workspace_id: string }[] = await manager.query(STALE_SIGNED, [workspaces.map((w) => w.id), workspaces.map((w) => w.version), fresh]);
+  /** The workspace ids among `pairs` whose version's document is signed by a kid outside `fresh`, read in `manager`. */
+  async staleSigned(pairs: { id: string; version: number }[], fresh: string[], manager: EntityManager = this.dataSource.manager): Promise<string[]> {
+    if (pairs.length === 0) return [];
+    const rows: { workspace_id: string }[] = await manager.query(STALE_SIGNED, [pairs.map((w) => w.id), pairs.map((w) => w.version), fresh]);
     return rows.map((r) => r.workspace_id);
   }
 
