@@ -58,6 +58,7 @@ import { VirtualKeysRepository } from 'src/modules/keys/virtual-keys.repository'
 import { UsageService } from 'src/modules/usage/usage.service';
 import { Transactions } from 'src/database/transactions';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
+import { WorkspacesRepository } from 'src/platform/tenancy/workspaces.repository';
 import { ReceiptsQueryDto } from 'src/modules/receipts/dto/receipts-query.dto';
 import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { createSuiteDatabase, databaseExists, REDIS_URL } from 'test/support/database';
@@ -554,7 +555,7 @@ async function main(): Promise<void> {
     // The consumer on the application's bounded pool (DATABASE_STATEMENT_TIMEOUT_MS ...), as in
     // production; BENCH_DATABASE_BOUNDS=0 measures it without (issue 28's before and after).
     consumerDs = await new DataSource(dataSourceOptions(url, 10, { entities: ENTITIES, bounds: process.env.BENCH_DATABASE_BOUNDS === '0' ? undefined : databaseBounds(config) })).initialize();
-    const workspaces = new WorkspacesService(consumerDs, null as never, null as never, null as never, null as never, config);
+    const workspaces = new WorkspacesService(null as never, new WorkspacesRepository(consumerDs), null as never, null as never, null as never, null as never, null as never, null as never, config);
     const streams = streamsOn(consumerDs, redis, config, workspaces);
     streams.register(new ReceiptsProjector(new ReceiptsRepository(consumerDs)));
     streams.register(usageProjector);

@@ -1,7 +1,7 @@
 import { NOTIFICATIONS_ENTITIES } from 'src/modules/notifications/entities';
 import { PUBLICATION_ENTITIES } from 'src/modules/publication/entities';
 import { IDENTITY_ENTITIES } from 'src/modules/identity/entities';
-import { WORKSPACES_ENTITIES } from 'src/modules/workspaces/entities';
+import { TENANCY_ENTITIES } from 'src/platform/tenancy/entities';
 import { AUDIT_ENTITIES } from 'src/modules/audit/entities';
 import { SIGNING_ENTITIES } from 'src/platform/signing/entities';
 import { KEYS_ENTITIES } from 'src/modules/keys/entities';
@@ -28,7 +28,7 @@ export const ENTITIES_BY_OWNER = {
   'src/modules/notifications': NOTIFICATIONS_ENTITIES,
   'src/modules/publication': PUBLICATION_ENTITIES,
   'src/modules/identity': IDENTITY_ENTITIES,
-  'src/modules/workspaces': WORKSPACES_ENTITIES,
+  'src/platform/tenancy': TENANCY_ENTITIES,
   'src/modules/audit': AUDIT_ENTITIES,
   'src/platform/signing': SIGNING_ENTITIES,
   'src/modules/keys': KEYS_ENTITIES,

@@ -65,15 +65,15 @@ export default async () => {
                         "CatalogProviderDto": { provider: { required: true, enum: ["broker_a", "broker_b"] }, api_key: { required: true, type: () => String } },
                         "FederatedCompleteDto": { catalog_session_id: { required: true, type: () => String, pattern: "^cxs_[a-f0-9]{32}$" }, upstream_connection_id: { required: true, type: () => String, description: "Checked by the service: its failures are a 400 `invalid upstream connection id`.", maxLength: 4096 }, mcp_url: { required: true, type: () => String, minLength: 1, maxLength: 2048 } }
                     }],
+                [import("../modules/connections/dto/catalog-query.dto"), {
+                        "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
+                    }],
                 [import("../modules/model-providers/dto/model-provider.dto"), {
                         "CreateModelProviderDto": { provider: { required: true, enum: ["provider_a", "provider_b", "provider_c", "compat_custom"] }, api_key: { required: true, type: () => String }, model_pattern: { required: true, type: () => String }, upstream_model: { required: true, type: () => String }, base_url: { required: false, type: () => String } }
                     }],
                 [import("../modules/model-providers/dto/pricing.dto"), {
                         "PriceEntryDto": { model: { required: true, type: () => String, description: "A model name or pattern (same rules as a model connection's pattern; checked by the service)." }, input_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 }, output_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 }, cached_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 }, reasoning_micros_usd_per_mtok: { required: true, type: () => Number, minimum: 0 } },
                         "ReplacePricingDto": { prices: { required: true, type: () => [t["../modules/model-providers/dto/pricing.dto"].PriceEntryDto] } }
-                    }],
-                [import("../modules/connections/dto/catalog-query.dto"), {
-                        "CatalogQueryDto": { q: { required: false, type: () => String, maxLength: 64 }, category: { required: false, type: () => String, maxLength: 64 }, source: { required: false, enum: ["native", "broker_a", "broker_b"] }, limit: { required: false, type: () => Number, minimum: 1, maximum: 100 }, offset: { required: false, type: () => Number, minimum: 0 }, cursor: { required: false, type: () => String } }
                     }],
                 [import("../modules/policy/dto/policy.dto"), {
                         "StoreDraftDto": { cedar_text: { required: true, type: () => String } },
@@ -166,6 +166,11 @@ export default async () => {
                             "diff": {}
                         }
                     }],
+                [import("../modules/identity/dev-identity.controller"), {
+                        "DevIdentityController": {
+                            "jwks": {}
+                        }
+                    }],
                 [import("../modules/workspaces/workspaces.controller"), {
                         "WorkspacesController": {
                             "me": {},
@@ -232,24 +237,6 @@ export default async () => {
                             "callback": {}
                         }
                     }],
-                [import("../modules/health/health.controller"), {
-                        "HealthController": {
-                            "health": { summary: "Liveness: the process serves requests. No I/O, so an outage elsewhere never restarts it." },
-                            "ready": { summary: "Readiness: PostgreSQL, migrations, and with REDIS_URL set, Redis and the stream backlog.", type: Object }
-                        }
-                    }],
-                [import("../modules/identity/dev-identity.controller"), {
-                        "DevIdentityController": {
-                            "jwks": {}
-                        }
-                    }],
-                [import("../modules/internal/internal.controller"), {
-                        "InternalController": {
-                            "key": { summary: "The key context, served as stored JSON text (no re-serialization on the hot path).", type: String },
-                            "snapshot": { summary: "The current signed snapshot (CONTRACT.md 4.5): the hot path's document when it holds the\ncurrent version, else the kept or a newly built one. `ETag: \"<digest>\"`; an `If-None-Match`\nnaming the kept digest of the current version answers 304 without a body, from PostgreSQL alone.", type: String },
-                            "applied": { summary: "What a gateway instance applied (idempotent); feeds the rollout view." }
-                        }
-                    }],
                 [import("../modules/model-providers/model-providers.controller"), {
                         "ModelProvidersController": {
                             "create": {},
@@ -279,6 +266,19 @@ export default async () => {
                             "list": {},
                             "get": {},
                             "revisions": {}
+                        }
+                    }],
+                [import("../modules/health/health.controller"), {
+                        "HealthController": {
+                            "health": { summary: "Liveness: the process serves requests. No I/O, so an outage elsewhere never restarts it." },
+                            "ready": { summary: "Readiness: PostgreSQL, migrations, and with REDIS_URL set, Redis and the stream backlog.", type: Object }
+                        }
+                    }],
+                [import("../modules/internal/internal.controller"), {
+                        "InternalController": {
+                            "key": { summary: "The key context, served as stored JSON text (no re-serialization on the hot path).", type: String },
+                            "snapshot": { summary: "The current signed snapshot (CONTRACT.md 4.5): the hot path's document when it holds the\ncurrent version, else the kept or a newly built one. `ETag: \"<digest>\"`; an `If-None-Match`\nnaming the kept digest of the current version answers 304 without a body, from PostgreSQL alone.", type: String },
+                            "applied": { summary: "What a gateway instance applied (idempotent); feeds the rollout view." }
                         }
                     }],
                 [import("../modules/workers/definitions/workers.controller"), {

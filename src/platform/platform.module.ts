@@ -15,11 +15,25 @@ import { ApiExceptionFilter } from 'src/platform/http/exception.filter';
 import { InputTextGuard } from 'src/platform/http/input-text.guard';
 import { ApiValidationPipe } from 'src/common/http/validation.pipe';
 import { MetricsService } from 'src/platform/metrics/metrics.service';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { TENANCY_ENTITIES } from 'src/platform/tenancy/entities';
+import { MembershipsRepository } from 'src/platform/tenancy/memberships.repository';
+import { WorkspaceAccessRepository } from 'src/platform/tenancy/workspace-access.repository';
+import { WorkspacesRepository } from 'src/platform/tenancy/workspaces.repository';
 
-/** The request pipeline every route goes through, registered here so a test app behaves like production. */
+/**
+ * The request pipeline every route goes through, registered here so a test app behaves like
+ * production, and the tenancy tables its access check reads on every request (organizations,
+ * workspaces and their members: owned here, so that workspaces, publication and audit all reach
+ * them through these repositories without importing one another).
+ */
 @Global()
 @Module({
+  imports: [TypeOrmModule.forFeature(TENANCY_ENTITIES)],
   providers: [
+    WorkspaceAccessRepository,
+    WorkspacesRepository,
+    MembershipsRepository,
     IssuerKeys,
     SessionStrategy,
     ServiceTokenStrategy,
@@ -39,6 +53,6 @@ import { MetricsService } from 'src/platform/metrics/metrics.service';
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: ApiExceptionFilter },
   ],
-  exports: [WorkspaceAccess, MetricsService],
+  exports: [WorkspaceAccess, MetricsService, WorkspacesRepository, MembershipsRepository],
 })
 export class PlatformModule {}

@@ -13,6 +13,7 @@ import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { deleteAuditCheckpoints, deleteAuditRow, replaceAuditCheckpoint, setAuditHead, setAuditLink, swapAuditRows, tamperAuditDetail, truncateAuditChain } from 'test/support/factories';
 
 /** Collects a streamed body as text whatever its content type. */
 const text = (res: NodeJS.ReadableStream, done: (error: Error | null, body: string) => void) => {
@@ -258,7 +259,7 @@ describe('tamper-evident audit trail', () => {
       let prev = GENESIS_HASH;
       for (const row of await stored(ws)) {
         prev = linkHash(prev, toChainedRow(row));
-        await t.db.query(`UPDATE audit_events SET chain_hash = $3 WHERE workspace_id = $1 AND seq = $2`, [ws, row.seq, prev]);
+        await setAuditLink(t, ws, row.seq, prev);
       }
       return prev;
     };
@@ -268,46 +269,39 @@ describe('tamper-evident audit trail', () => {
     });
 
     it("catches a row's changed detail as modified", async () => {
-      expect(await caught((ws) => t.db.query(`UPDATE audit_events SET detail = '{"reason": "nothing happened"}' WHERE workspace_id = $1 AND seq = 3`, [ws]))).toEqual(both(3, 'modified'));
+      expect(await caught((ws) => tamperAuditDetail(t, ws, 3, { reason: 'nothing happened' }))).toEqual(both(3, 'modified'));
     });
 
     it('catches a deleted row as missing', async () => {
-      expect(await caught((ws) => t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq = 3`, [ws]))).toEqual(both(3, 'missing'));
-      expect(await caught((ws) => t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq = 1`, [ws]))).toEqual(both(1, 'missing'));
+      expect(await caught((ws) => deleteAuditRow(t, ws, 3))).toEqual(both(3, 'missing'));
+      expect(await caught((ws) => deleteAuditRow(t, ws, 1))).toEqual(both(1, 'missing'));
     });
 
     it("catches two rows' swapped seq as reordered", async () => {
-      const swap = async (ws: string) => {
-        await t.db.query(`UPDATE audit_events SET seq = -1 WHERE workspace_id = $1 AND seq = 3`, [ws]);
-        await t.db.query(`UPDATE audit_events SET seq = 3 WHERE workspace_id = $1 AND seq = 4`, [ws]);
-        await t.db.query(`UPDATE audit_events SET seq = 4 WHERE workspace_id = $1 AND seq = -1`, [ws]);
-      };
+      const swap = (ws: string) => swapAuditRows(t, ws, 3, 4);
       expect(await caught(swap)).toEqual(both(3, 'reordered'));
     });
 
     it('catches a dropped tail, head rewound with it, as truncated before checkpoint', async () => {
-      const drop = async (ws: string) => {
-        await t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq > 4`, [ws]);
-        await t.db.query(`UPDATE audit_chain_heads h SET seq = 4, chain_hash = a.chain_hash FROM audit_events a WHERE a.workspace_id = h.workspace_id AND a.seq = 4 AND h.workspace_id = $1`, [ws]);
-      };
+      const drop = (ws: string) => truncateAuditChain(t, ws, 4);
       expect(await caught(drop)).toEqual(both(5, 'truncated before checkpoint'));
     });
 
     it('catches a rewritten history re-chained and re-signed with a foreign key as a bad signature', async () => {
       const foreign = generateKeyPairSync('ed25519').privateKey;
       const rewrite = async (ws: string) => {
-        await t.db.query(`UPDATE audit_events SET detail = '{"reason": "nothing happened"}' WHERE workspace_id = $1 AND seq = 2`, [ws]);
+        await tamperAuditDetail(t, ws, 2, { reason: 'nothing happened' });
         const prev = await relink(ws);
-        await t.db.query(`UPDATE audit_chain_heads SET chain_hash = $2 WHERE workspace_id = $1`, [ws, prev]);
+        await setAuditHead(t, ws, prev);
         const payload = { workspace_id: ws, seq: 6, chain_hash: prev, signed_at: new Date().toISOString() };
-        await t.db.query(`UPDATE audit_checkpoints SET chain_hash = $2, jws = $3 WHERE workspace_id = $1 AND seq = 6`, [ws, prev, signCompactJws(foreign, publicJwk(foreign).kid, payload)]);
+        await replaceAuditCheckpoint(t, ws, 6, prev, signCompactJws(foreign, publicJwk(foreign).kid, payload));
       };
       expect(await caught(rewrite)).toEqual(both(6, 'bad signature'));
     });
 
     it('catches a re-chained history that still carries the genuine checkpoint as modified at the checkpoint', async () => {
       const rechain = async (ws: string) => {
-        await t.db.query(`UPDATE audit_events SET detail = '{}' WHERE workspace_id = $1 AND seq = 2`, [ws]);
+        await tamperAuditDetail(t, ws, 2, {});
         await relink(ws);
       };
       expect(await caught(rechain)).toEqual(both(6, 'modified'));
@@ -421,7 +415,7 @@ describe('tamper-evident audit trail', () => {
         const earlier = join(dir, `earlier-${op.workspaceId}.ndjson`);
         writeFileSync(earlier, (await exportOf(op).expect(200)).body);
         await rewrite(op.workspaceId);
-        await t.db.query(`DELETE FROM audit_checkpoints WHERE workspace_id = $1`, [op.workspaceId]);
+        await deleteAuditCheckpoints(t, op.workspaceId);
         await t.app.get(AuditCheckpointJob).tick();
         const later = join(dir, `later-${op.workspaceId}.ndjson`);
         writeFileSync(later, (await exportOf(op).expect(200)).body);
@@ -435,16 +429,15 @@ describe('tamper-evident audit trail', () => {
 
       it('re-chained after an edit: verifies for one who holds nothing, modified for one holding an earlier export or the anchor file', async () => {
         const rechain = async (ws: string) => {
-          await t.db.query(`UPDATE audit_events SET detail = '{"reason": "nothing happened"}' WHERE workspace_id = $1 AND seq = 2`, [ws]);
-          await t.db.query(`UPDATE audit_chain_heads SET chain_hash = $2 WHERE workspace_id = $1`, [ws, await relink(ws)]);
+          await tamperAuditDetail(t, ws, 2, { reason: 'nothing happened' });
+          await setAuditHead(t, ws, await relink(ws));
         };
         expect(await rewritten(rechain)).toEqual({ alone: null, withEarlierExport: { seq: 5, reason: 'modified' }, withAnchor: { seq: 5, reason: 'modified' }, checked: null });
       });
 
       it('rewound (rows deleted, head moved back): truncated before the kept checkpoint', async () => {
         const rewind = async (ws: string) => {
-          await t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq > 3`, [ws]);
-          await t.db.query(`UPDATE audit_chain_heads h SET seq = 3, chain_hash = a.chain_hash FROM audit_events a WHERE a.workspace_id = h.workspace_id AND a.seq = 3 AND h.workspace_id = $1`, [ws]);
+          await truncateAuditChain(t, ws, 3);
         };
         const truncated = { seq: 4, reason: 'truncated before checkpoint' };
         expect(await rewritten(rewind)).toEqual({ alone: null, withEarlierExport: truncated, withAnchor: truncated, checked: null });

@@ -2,6 +2,7 @@ import { AuditService } from 'src/modules/audit/audit.service';
 import { inTransaction } from 'src/database/transaction';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { insertAuditRow } from 'test/support/audit';
+import { deleteAuditRowsAt } from 'test/support/factories';
 
 describe('audit listing', () => {
   let t: TestApp;
@@ -100,7 +101,7 @@ describe('audit listing', () => {
     const res = await list({ from: '2033-01-01T00:00:00Z', to: '2033-01-02T00:00:00Z' }).expect(503);
     expect(res.body).toEqual({ detail: 'Observe read model unavailable' });
     expect(JSON.stringify(res.body)).not.toContain('ob_live_leaked');
-    await t.db.query(`DELETE FROM audit_events WHERE occurred_at = '2033-01-01T00:00:00Z'`);
+    await deleteAuditRowsAt(t, '2033-01-01T00:00:00Z');
   });
 
   it('is readable by every role and in a frozen workspace; 404 for strangers', async () => {

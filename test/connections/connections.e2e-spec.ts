@@ -3,7 +3,7 @@ import { HotPath } from 'src/modules/publication/hot-path';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
-import { activeModelConnection, expireCatalogSession, leaveSnapshotUnpublished, reviveConnection } from 'test/support/factories';
+import { activeModelConnection, expireCatalogSession, stageSnapshotVersion, reviveConnection } from 'test/support/factories';
 
 const SEAL = '/internal/v1/credentials/seal';
 const RESTRICTED = 'rk_live_restricted0123456789abcd';
@@ -339,7 +339,7 @@ describe('connections', () => {
       expect((await complete(good, stripe).expect(409)).body).toEqual({ detail: 'connection is not federated' });
       await post(op, `/connections/${id}/disable`).expect(200);
       expect((await complete(good).expect(409)).body).toEqual({ detail: 'connection is not pending' });
-      await leaveSnapshotUnpublished(t, op.workspaceId);
+      await stageSnapshotVersion(t, op.workspaceId);
       await reviveConnection(t, id);
       expect((await complete(good).expect(409)).body).toEqual({ detail: 'connection snapshot is not published' });
     });

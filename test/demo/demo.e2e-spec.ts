@@ -5,6 +5,7 @@ import { DEMO_EMAIL, DEMO_SUBJECT } from 'src/modules/demo/demo-data';
 import { DemoSeeder, DemoSeedResult, RECEIPT_COUNT } from 'src/modules/demo/demo.seeder';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
+import { freezeWorkspace } from 'test/support/factories';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -143,7 +144,7 @@ describe('demo:seed', () => {
 
     it('answers 409 for a frozen workspace and writes nothing', async () => {
       const other = await t.signIn();
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [other.workspaceId]);
+      await freezeWorkspace(t, other.workspaceId);
       await expect(t.app.get(DemoSeeder).seed(other.workspaceId)).rejects.toThrow('workspace is frozen');
       expect(await t.db.query(`SELECT id FROM virtual_keys WHERE workspace_id = $1`, [other.workspaceId])).toEqual([]);
     });

@@ -3,6 +3,7 @@ import { REDIS_URL } from 'test/support/database';
 import { eventually } from 'test/support/eventually';
 import { GatewayStreams, usageEvent } from 'test/support/streams';
 import { TcpProxy } from 'test/support/tcp-proxy';
+import { unapplyLastMigration } from 'test/support/factories';
 
 const up = { status: 'up' };
 const unreachable = { status: 'down', message: 'unreachable' };
@@ -69,14 +70,14 @@ describe('liveness and readiness with Redis', () => {
   });
 
   it('answers 503 naming migrations while a migration of the code is not applied', async () => {
-    const [[last]] = await t.db.query(`DELETE FROM typeorm_migrations WHERE id = (SELECT max(id) FROM typeorm_migrations) RETURNING id, timestamp, name`);
+    const restore = await unapplyLastMigration(t);
     try {
       const res = await t.http().get('/readyz').expect(503);
       expect(res.body.error).toEqual({ migrations: { status: 'down', message: 'migrations pending' } });
       expect(res.body.info).toEqual({ database: up, redis: up, streams: { status: 'up', pending: { receipts: 0, usage: 0 } } });
       await expectLive();
     } finally {
-      await t.db.query(`INSERT INTO typeorm_migrations (id, timestamp, name) VALUES ($1, $2, $3)`, [last.id, last.timestamp, last.name]);
+      await restore();
     }
     expect((await t.http().get('/readyz').expect(200)).body).toEqual(readyBody());
   });

@@ -3,7 +3,7 @@ import { signServiceToken } from 'src/platform/auth/service-token';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { REDIS_URL } from 'test/support/database';
-import { zeroSnapshotVersion } from 'test/support/factories';
+import { loseSnapshotVersion } from 'test/support/factories';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const price = (model: string, base = 1) => ({
@@ -186,7 +186,7 @@ describe('pricing', () => {
 
   it('answers 500 when the publication state cannot be read', async () => {
     const op = await t.signIn();
-    await zeroSnapshotVersion(t, op.workspaceId);
+    await loseSnapshotVersion(t, op.workspaceId);
     expect((await get(op).expect(500)).body).toEqual({ detail: 'workspace publication state is unavailable' });
   });
 

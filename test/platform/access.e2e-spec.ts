@@ -2,6 +2,7 @@ import { ACTION_MIN_ROLE, FROZEN_ALLOWED, ROLES, WorkspaceAction } from 'src/pla
 import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
 import { ApiError } from 'src/common/http/errors';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { freezeWorkspace } from 'test/support/factories';
 
 const ALLOWED: Record<WorkspaceAction, string[]> = {
   'workspace.read': ['viewer', 'developer', 'admin', 'owner'],
@@ -60,7 +61,7 @@ describe('workspace access: membership 404, role 403, frozen 409', () => {
   it('answers 409 in a frozen workspace for every action but the reads, after the role check', async () => {
     const o = await t.signIn();
     const viewer = await t.member(o, 'viewer');
-    await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [o.workspaceId]);
+    await freezeWorkspace(t, o.workspaceId);
     for (const action of Object.keys(ALLOWED) as WorkspaceAction[]) {
       expect([action, await decide(o, action, o.workspaceId)]).toEqual([action, FROZEN_ALLOWED.has(action) ? 200 : 409]);
       expect([action, await decide(viewer, action, o.workspaceId)]).toEqual([action, ALLOWED[action].includes('viewer') ? 200 : 403]);
@@ -76,7 +77,7 @@ describe('workspace access: membership 404, role 403, frozen 409', () => {
     const forbidden = await put(developer).expect(403);
     expect(forbidden.body).toEqual({ detail: 'action not permitted' });
     expect(forbidden.headers['cache-control']).toBe('no-store');
-    await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [o.workspaceId]);
+    await freezeWorkspace(t, o.workspaceId);
     expect((await put(o).expect(409)).body).toEqual({ detail: 'workspace is frozen' });
     expect((await put(developer).expect(403)).body).toEqual({ detail: 'action not permitted' });
   });
@@ -87,10 +88,11 @@ describe('workspace access: membership 404, role 403, frozen 409', () => {
     const access = t.app.get(WorkspaceAccess);
     const ctx = await access.authorize(o.workspaceId, { userId: o.userId, email: o.email }, 'membership.manage');
     // The owner is demoted after the guard passed but before the mutation takes the lock.
-    await t.db.query(`UPDATE workspace_members SET role = 'admin' WHERE workspace_id = $1 AND user_id = $2`, [o.workspaceId, o.userId]);
-    await t.db.query(`UPDATE workspace_members SET role = 'owner' WHERE workspace_id = $1 AND user_id = $2`, [o.workspaceId, admin.userId]);
+    const setRole = (userId: string, role: string) => t.http().put(`/api/v1/workspaces/${o.workspaceId}/members/${userId}`).set(bearer(o)).send({ role }).expect(200);
+    await setRole(admin.userId, 'owner');
+    await setRole(o.userId, 'admin');
     await expect(access.mutate(ctx, async () => 'written')).rejects.toMatchObject({ detail: 'action not permitted' });
-    await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [o.workspaceId]);
+    await freezeWorkspace(t, o.workspaceId);
     const adminCtx = await access.authorize(o.workspaceId, { userId: admin.userId, email: admin.email }, 'workspace.read');
     await expect(access.mutate({ ...adminCtx, action: 'membership.manage' }, async () => 'written')).rejects.toMatchObject({ detail: 'workspace is frozen' });
   });

@@ -1,3 +1,4 @@
+import { PlatformModule } from 'src/platform/platform.module';
 import { DynamicModule, Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Client } from 'pg';
@@ -88,7 +89,8 @@ describe('entities and migrations', () => {
   });
 
   it('each entity is registered with TypeOrmModule.forFeature by exactly one module, and every registered entity is in ENTITIES', () => {
-    const registrations = DOMAIN_MODULES.flatMap((module) =>
+    // PlatformModule registers the tenancy tables (src/platform/tenancy), which the access check of every request reads.
+    const registrations = [PlatformModule, ...DOMAIN_MODULES].flatMap((module) =>
       ((Reflect.getMetadata('imports', module) ?? []) as DynamicModule[])
         .filter((imported) => imported.module === TypeOrmModule)
         .flatMap((feature) => (feature.providers ?? []).map((p: Provider) => ({ module: module.name, entity: (p as unknown as { targetEntitySchema: { target: unknown } }).targetEntitySchema.target }))),

@@ -8,6 +8,7 @@ import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/su
 import { REDIS_URL } from 'test/support/database';
 import { eventually } from 'test/support/eventually';
 import { TcpProxy } from 'test/support/tcp-proxy';
+import { markUnpublished, corruptRouteQualifiers } from 'test/support/factories';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -104,7 +105,7 @@ describe('snapshot publication', () => {
   it('reconciles every pending workspace, page after page', async () => {
     const ids = [];
     for (let i = 0; i < 5; i++) ids.push(await createWorkspace(`pending-${i}`));
-    await t.db.query(`UPDATE workspaces SET published_version = 0 WHERE id = ANY($1)`, [ids]);
+    await markUnpublished(t, ids);
     for (const ws of ids) await redis.del(`${t.config.redisPrefix}:snapshot:${ws}`);
     expect(await publications.reconcile(2)).toBeGreaterThanOrEqual(5);
     for (const ws of ids) {
@@ -119,13 +120,13 @@ describe('snapshot publication', () => {
     await t.http().post(`/api/v1/workspaces/${ws}/route-qualifiers`).set(bearer(owner)).send({ qualifier_id: 'broken', constraint: { kind: 'pin', target: 'a' } }).expect(200);
     await publications.reconcile();
     const settled = (await versions(t, ws)).snapshot_version;
-    await t.db.query(`UPDATE route_qualifiers SET only_targets = '["b"]' WHERE workspace_id = $1`, [ws]);
+    await corruptRouteQualifiers(t, ws, ['b']);
     const staged = await inTransaction(t.db, (tx) => publications.stage(tx, ws, 'policy.publish'));
     expect(await versions(t, ws)).toEqual({ snapshot_version: staged, published_version: settled });
     expect(await heldVersion(redis, t, ws)).toBe(settled);
     await publications.reconcile();
     expect(await versions(t, ws)).toEqual({ snapshot_version: staged, published_version: settled });
-    await t.db.query(`UPDATE route_qualifiers SET only_targets = NULL WHERE workspace_id = $1`, [ws]);
+    await corruptRouteQualifiers(t, ws, null);
     await publications.reconcile();
     expect(await versions(t, ws)).toEqual({ snapshot_version: staged, published_version: staged });
     expect(await heldVersion(redis, t, ws)).toBe(staged);

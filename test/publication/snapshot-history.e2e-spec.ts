@@ -13,6 +13,7 @@ import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/su
 import { REDIS_URL } from 'test/support/database';
 import { eventually } from 'test/support/eventually';
 import { GatewayEmulator } from 'test/support/gateway-emulator';
+import { ageInstanceReports, seedAgedSnapshotHistory, stageBareVersion } from 'test/support/factories';
 
 const pem = () => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
 const RESTRICTED = 'rk_test_51HsnapshotHistory0001';
@@ -129,7 +130,7 @@ describe('signed snapshots, their history and the rollout view', () => {
       const count = async () => (await t.db.query(`SELECT count(*)::int AS n FROM snapshot_contents WHERE workspace_id = $1`, [ws]))[0].n;
       expect(await count()).toBe(1);
       const publications = t.app.get(PublicationService);
-      await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [ws]);
+      await stageBareVersion(t, ws);
       expect(await publications.publish(ws)).toBe(true);
       expect((await held(ws)).version).toBe(2);
       expect(await count()).toBe(1);
@@ -172,15 +173,8 @@ describe('signed snapshots, their history and the rollout view', () => {
     it('retention keeps the newest 100 versions and every version younger than 30 days, in bounded steps', async () => {
       const ws = (await t.signIn()).workspaceId;
       const [{ content_hash: hash }] = await t.db.query(`SELECT content_hash FROM snapshot_versions WHERE workspace_id = $1 AND version = 1`, [ws]);
-      await t.db.query(`INSERT INTO snapshot_contents (workspace_id, content_hash, body) VALUES ($1, 'sha256:old', '{}')`, [ws]);
       // Versions 2-5 are young; 6-130 are 40 days old, 6-30 beyond the newest 100 and with content of their own.
-      await t.db.query(
-        `INSERT INTO snapshot_versions (workspace_id, version, cause, staged_at, env, generated_at, content_hash, digest, kid, signature, size, published_at)
-         SELECT $1, v, 'policy.publish', CASE WHEN v <= 5 THEN now() ELSE now() - interval '40 days' END, 'dev', now(), CASE WHEN v <= 30 AND v > 5 THEN 'sha256:old' ELSE $2 END, 'sha256:x', 'k', 's', 1, now()
-         FROM generate_series(2, 130) v`,
-        [ws, hash],
-      );
-      await t.db.query(`UPDATE workspaces SET snapshot_version = 130, published_version = 130 WHERE id = $1`, [ws]);
+      await seedAgedSnapshotHistory(t, ws, hash);
       const publications = t.app.get(PublicationService);
       const steps = [];
       for (let step = await publications.prune(10); step > 0; step = await publications.prune(10)) steps.push(step);
@@ -230,7 +224,7 @@ describe('signed snapshots, their history and the rollout view', () => {
       expect(await metrics.getSingleMetricAsString('control_snapshot_instances_behind')).toMatch(/control_snapshot_instances_behind 1$/m);
 
       // No report for 10 minutes: stale, and left out of convergence.
-      await t.db.query(`UPDATE snapshot_instances SET reported_at = now() - interval '11 minutes' WHERE workspace_id = $1 AND instance_id = 'gw-a'`, [ws]);
+      await ageInstanceReports(t, ws, ['gw-a'], '11 minutes');
       seen = await view();
       expect(seen.instances.map((i: { state: string }) => i.state)).toEqual(['stale', 'current']);
       expect(seen.converged).toBe(true);
@@ -297,7 +291,7 @@ describe('signed snapshots, their history and the rollout view', () => {
         const ws = op.workspaceId;
         // Stage version 2, and hold the workspace row so the publication's published_version update
         // waits until the emulator has been told, applied and reported (the announcement goes out first).
-        await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [ws]);
+        await stageBareVersion(t, ws);
         const holder = t.db.createQueryRunner();
         await holder.connect();
         await holder.startTransaction();
@@ -321,7 +315,7 @@ describe('signed snapshots, their history and the rollout view', () => {
         const op = await t.signIn();
         const ws = op.workspaceId;
         // Staged but never written to the hot path: what a publish with Redis down leaves.
-        await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [ws]);
+        await stageBareVersion(t, ws);
         const answer = await gw.applyFromControl({ controlUrl, jwks }, ws, 'gw-http');
         expect([answer.version, answer.status]).toEqual([2, 200]);
         expect(answer.body).toMatchObject({ instance_id: 'gw-http', version: 2, state: 'current' });
@@ -340,8 +334,8 @@ describe('signed snapshots, their history and the rollout view', () => {
       const v1 = await held(ws);
       const report = (instance: string) => applied(ws, { instance_id: instance, version: 1, digest: v1.integrity.digest, applied_at: new Date().toISOString() });
       for (const instance of ['gw-1', 'gw-2', 'gw-3', 'gw-4', 'gw-5']) expect((await report(instance)).status).toBe(200);
-      await t.db.query(`UPDATE snapshot_instances SET reported_at = now() - interval '25 hours' WHERE workspace_id = $1 AND instance_id IN ('gw-1', 'gw-2', 'gw-3')`, [ws]);
-      await t.db.query(`UPDATE snapshot_instances SET reported_at = now() - interval '23 hours' WHERE workspace_id = $1 AND instance_id = 'gw-4'`, [ws]);
+      await ageInstanceReports(t, ws, ['gw-1', 'gw-2', 'gw-3'], '25 hours');
+      await ageInstanceReports(t, ws, ['gw-4'], '23 hours');
       const listed = async () => (await api(op, 'get', '/publication').expect(200)).body.instances.map((i: { instance_id: string; state: string }) => `${i.instance_id} ${i.state}`);
       expect(await listed()).toEqual(['gw-1 stale', 'gw-2 stale', 'gw-3 stale', 'gw-4 stale', 'gw-5 current']);
       expect(await t.app.get(SnapshotHistoryService).forgetInstances(2)).toBe(2);

@@ -3,7 +3,7 @@ import { signServiceToken } from 'src/platform/auth/service-token';
 import { expectAccessMatrix, roleMembers } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { REDIS_URL } from 'test/support/database';
-import { corruptRouteQualifiers, loseSnapshotVersion, renameRouteQualifiersUnsafely, stageUnpublishedVersion } from 'test/support/factories';
+import { corruptRouteQualifiers, loseSnapshotVersion, renameRouteQualifiersUnsafely, stageSnapshotVersion } from 'test/support/factories';
 
 describe('route qualifiers', () => {
   let t: TestApp;
@@ -254,7 +254,7 @@ describe('route qualifiers', () => {
         error: { code: 'route_qualifier_payload_invalid', message: 'stored route qualifier is invalid', qualifier_id: 'broken' },
       });
       // The version already published is kept and still served; a newly staged one cannot be built.
-      await stageUnpublishedVersion(t, op.workspaceId);
+      await stageSnapshotVersion(t, op.workspaceId);
       expect((await internalSnapshot(op.workspaceId)).body).toEqual({ detail: 'snapshot_unavailable' });
       expect((await internalSnapshot(op.workspaceId)).status).toBe(503);
       // An unsafe stored id is not echoed.

@@ -12,6 +12,8 @@ import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
 import { NotificationEndpointsRepository } from 'src/modules/notifications/notification-endpoints.repository';
 import { EntityManager } from 'typeorm';
 import { PoliciesRepository } from 'src/modules/policy/policies.repository';
+import { Transactions } from 'src/database/transactions';
+import { WorkspacesRepository } from 'src/platform/tenancy/workspaces.repository';
 
 // connections
 
@@ -36,16 +38,6 @@ export async function endRefreshBackoff(t: TestApp, connectionId: string): Promi
 /** Puts a disabled connection back to `pending` with nothing else changed: a state no request produces (a reconnect moves the revision). */
 export async function reviveConnection(t: TestApp, connectionId: string): Promise<void> {
   await t.db.query(`UPDATE connections SET status = 'pending' WHERE id = $1`, [connectionId]);
-}
-
-/** Stages a snapshot version that never publishes: the publication left behind, as a gateway that stopped acknowledging would leave it. */
-export async function leaveSnapshotUnpublished(t: TestApp, workspaceId: string): Promise<void> {
-  await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [workspaceId]);
-}
-
-/** Zeroes the workspace's snapshot version: a publication state only a damaged database holds. */
-export async function zeroSnapshotVersion(t: TestApp, workspaceId: string): Promise<void> {
-  await t.db.query(`UPDATE workspaces SET snapshot_version = 0 WHERE id = $1`, [workspaceId]);
 }
 
 /** An active model-provider connection, written through the connections repository without the gateway's seal. */
@@ -308,11 +300,6 @@ export async function renameRouteQualifiersUnsafely(t: TestApp, workspaceId: str
   await t.db.query(`UPDATE route_qualifiers SET qualifier_id = 'Bad Id' WHERE workspace_id = $1`, [workspaceId]);
 }
 
-/** A newer snapshot version staged and never published (no write of the workspace is made). */
-export async function stageUnpublishedVersion(t: TestApp, workspaceId: string): Promise<void> {
-  await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [workspaceId]);
-}
-
 /** A workspace whose requested snapshot version is unreadable (0, never staged). */
 export async function loseSnapshotVersion(t: TestApp, workspaceId: string): Promise<void> {
   await t.db.query(`UPDATE workspaces SET snapshot_version = 0 WHERE id = $1`, [workspaceId]);
@@ -331,4 +318,102 @@ export async function restoreBrokerReference(t: TestApp, connectionId: string, b
     connectionId,
     brokerConnectionId,
   ]);
+}
+
+// publication
+
+/** Stages a version with no change and no history row (what a publish must catch up with), through the tenancy repository. */
+export async function stageBareVersion(t: TestApp, workspaceId: string): Promise<number> {
+  return t.app.get(Transactions).run((tx) => t.app.get(WorkspacesRepository).stage(tx.manager, workspaceId));
+}
+
+/** Forgets that the hot path holds the workspaces' snapshots (published_version 0): a state only a lost Redis produces. */
+export async function markUnpublished(t: TestApp, workspaceIds: string[]): Promise<void> {
+  // hand-written: test-only state, no repository lowers the published counter.
+  await t.db.query(`UPDATE workspaces SET published_version = 0 WHERE id = ANY($1)`, [workspaceIds]);
+}
+
+/**
+ * Versions 2-130, all published: 2-5 staged now, 6-130 forty days ago; 6-30 with content of their
+ * own (`sha256:old`), the rest with `contentHash`; the workspace's counters at 130.
+ */
+export async function seedAgedSnapshotHistory(t: TestApp, workspaceId: string, contentHash: string): Promise<void> {
+  // hand-written: test-only state (history aged 40 days), no API backdates a version.
+  await t.db.query(`INSERT INTO snapshot_contents (workspace_id, content_hash, body) VALUES ($1, 'sha256:old', '{}')`, [workspaceId]);
+  await t.db.query(
+    `INSERT INTO snapshot_versions (workspace_id, version, cause, staged_at, env, generated_at, content_hash, digest, kid, signature, size, published_at)
+     SELECT $1, v, 'policy.publish', CASE WHEN v <= 5 THEN now() ELSE now() - interval '40 days' END, 'dev', now(), CASE WHEN v <= 30 AND v > 5 THEN 'sha256:old' ELSE $2 END, 'sha256:x', 'k', 's', 1, now()
+     FROM generate_series(2, 130) v`,
+    [workspaceId, contentHash],
+  );
+  await t.db.query(`UPDATE workspaces SET snapshot_version = 130, published_version = 130 WHERE id = $1`, [workspaceId]);
+}
+
+/** Backdates the last report of the given gateway instances by `age` (a PostgreSQL interval, e.g. '11 minutes'). */
+export async function ageInstanceReports(t: TestApp, workspaceId: string, instanceIds: string[], age: string): Promise<void> {
+  // hand-written: a row aged on purpose.
+  await t.db.query(`UPDATE snapshot_instances SET reported_at = now() - $3::interval WHERE workspace_id = $1 AND instance_id = ANY($2)`, [workspaceId, instanceIds, age]);
+}
+
+// audit (rows corrupted on purpose: what the chain check must catch; no API writes them)
+
+/** Sets the detail of the audit row at `seq` (the chain then says `modified`). */
+export async function tamperAuditDetail(t: TestApp, workspaceId: string, seq: number, detail: object): Promise<void> {
+  await t.db.query(`UPDATE audit_events SET detail = $3 WHERE workspace_id = $1 AND seq = $2`, [workspaceId, seq, JSON.stringify(detail)]);
+}
+
+/** Sets the stored link of the audit row at `seq`. */
+export async function setAuditLink(t: TestApp, workspaceId: string, seq: number | string, chainHash: string): Promise<void> {
+  await t.db.query(`UPDATE audit_events SET chain_hash = $3 WHERE workspace_id = $1 AND seq = $2`, [workspaceId, seq, chainHash]);
+}
+
+/** Deletes the audit row at `seq`. */
+export async function deleteAuditRow(t: TestApp, workspaceId: string, seq: number): Promise<void> {
+  await t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq = $2`, [workspaceId, seq]);
+}
+
+/** Swaps the seqs of the audit rows at `a` and `b`. */
+export async function swapAuditRows(t: TestApp, workspaceId: string, a: number, b: number): Promise<void> {
+  await t.db.query(`UPDATE audit_events SET seq = -1 WHERE workspace_id = $1 AND seq = $2`, [workspaceId, a]);
+  await t.db.query(`UPDATE audit_events SET seq = $2 WHERE workspace_id = $1 AND seq = $3`, [workspaceId, a, b]);
+  await t.db.query(`UPDATE audit_events SET seq = $2 WHERE workspace_id = $1 AND seq = -1`, [workspaceId, b]);
+}
+
+/** Drops the rows after `seq` and moves the chain head back to the row at `seq`: a truncated trail that looks whole. */
+export async function truncateAuditChain(t: TestApp, workspaceId: string, seq: number): Promise<void> {
+  await t.db.query(`DELETE FROM audit_events WHERE workspace_id = $1 AND seq > $2`, [workspaceId, seq]);
+  await t.db.query(
+    `UPDATE audit_chain_heads h SET seq = $2, chain_hash = a.chain_hash FROM audit_events a WHERE a.workspace_id = h.workspace_id AND a.seq = $2 AND h.workspace_id = $1`,
+    [workspaceId, seq],
+  );
+}
+
+/** Sets the chain head's link. */
+export async function setAuditHead(t: TestApp, workspaceId: string, chainHash: string): Promise<void> {
+  await t.db.query(`UPDATE audit_chain_heads SET chain_hash = $2 WHERE workspace_id = $1`, [workspaceId, chainHash]);
+}
+
+/** Replaces the checkpoint at `seq` (its link and its signature). */
+export async function replaceAuditCheckpoint(t: TestApp, workspaceId: string, seq: number, chainHash: string, jws: string): Promise<void> {
+  await t.db.query(`UPDATE audit_checkpoints SET chain_hash = $3, jws = $4 WHERE workspace_id = $1 AND seq = $2`, [workspaceId, seq, chainHash, jws]);
+}
+
+/** Deletes every checkpoint of the workspace. */
+export async function deleteAuditCheckpoints(t: TestApp, workspaceId: string): Promise<void> {
+  await t.db.query(`DELETE FROM audit_checkpoints WHERE workspace_id = $1`, [workspaceId]);
+}
+
+/** Deletes the audit rows written (around the service) at `occurredAt`. */
+export async function deleteAuditRowsAt(t: TestApp, occurredAt: string): Promise<void> {
+  await t.db.query(`DELETE FROM audit_events WHERE occurred_at = $1`, [occurredAt]);
+}
+
+// health
+
+/** Removes the newest row of the migrations table (a migration of the code not applied); returns what puts it back. */
+export async function unapplyLastMigration(t: TestApp): Promise<() => Promise<void>> {
+  const [[last]] = await t.db.query(`DELETE FROM typeorm_migrations WHERE id = (SELECT max(id) FROM typeorm_migrations) RETURNING id, timestamp, name`);
+  return async () => {
+    await t.db.query(`INSERT INTO typeorm_migrations (id, timestamp, name) VALUES ($1, $2, $3)`, [last.id, last.timestamp, last.name]);
+  };
 }

@@ -1,4 +1,5 @@
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { freezeWorkspace } from 'test/support/factories';
 
 describe('workspace members', () => {
   let t: TestApp;
@@ -90,7 +91,7 @@ describe('workspace members', () => {
     await t.http().put(url(target.userId, o.workspaceId)).set(bearer(target)).send({ role: 'viewer' }).expect(404);
     await t.http().put(url(target.userId, o.workspaceId)).set(bearer(admin)).send({ role: 'viewer' }).expect(403);
     await t.http().delete(url(admin.userId, o.workspaceId)).set(bearer(admin)).expect(403);
-    await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [o.workspaceId]);
+    await freezeWorkspace(t, o.workspaceId);
     await t.http().put(url(target.userId, o.workspaceId)).set(bearer(o)).send({ role: 'viewer' }).expect(409, { detail: 'workspace is frozen' });
     await t.http().delete(url(admin.userId, o.workspaceId)).set(bearer(o)).expect(409, { detail: 'workspace is frozen' });
     await t.http().get(url('', o.workspaceId)).set(bearer(admin)).expect(200);

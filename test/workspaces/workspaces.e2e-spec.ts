@@ -1,4 +1,5 @@
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { freezeWorkspace } from 'test/support/factories';
 
 describe('workspaces', () => {
   let t: TestApp;
@@ -179,7 +180,7 @@ describe('workspaces', () => {
 
     it('keeps reads open in a frozen workspace', async () => {
       const op = await t.signIn();
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [op.workspaceId]);
+      await freezeWorkspace(t, op.workspaceId);
       const res = await t.http().get(`/api/v1/workspaces/${op.workspaceId}`).set(bearer(op)).expect(200);
       expect(res.body.frozen).toBe(true);
       await t.http().get(`/api/v1/workspaces/${op.workspaceId}/overview`).set(bearer(op)).expect(200);

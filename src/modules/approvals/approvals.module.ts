@@ -21,5 +21,7 @@ import { ApprovalsRepository } from 'src/modules/approvals/approvals.repository'
   imports: [TypeOrmModule.forFeature(APPROVALS_ENTITIES), AuditModule, KeysModule, NotificationsModule, PublicationModule, WorkspacesModule],
   controllers: [ApprovalPoliciesController, ApprovalsController, InternalApprovalsController],
   providers: [ApprovalPoliciesService, ApprovalsService, ApprovalsJob, ApprovalEvents, ApprovalsRepository, ApprovalPoliciesRepository],
+  // For the demo seeder, which creates approval policies and holds calls through them.
+  exports: [ApprovalPoliciesService, ApprovalsService],
 })
 export class ApprovalsModule {}

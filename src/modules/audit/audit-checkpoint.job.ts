@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
+import { singleFlight } from 'src/common/async/single-flight';
 import { errorFields } from 'src/common/logging/error-fields';
 import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
 
@@ -13,21 +14,18 @@ export const AUDIT_CHECKPOINT_INTERVAL_MS = 60_000;
 @Injectable()
 export class AuditCheckpointJob {
   private readonly logger = new Logger('audit');
-  private running = false;
+  private readonly pass = singleFlight(
+    async () => {
+      const signed = await this.trail.checkpoint();
+      if (signed?.length) this.logger.log({ msg: 'audit checkpoints signed', workspaces: signed.length });
+    },
+    (error) => this.logger.warn({ msg: 'audit checkpoint pass failed', ...errorFields(error) }),
+  );
 
   constructor(private readonly trail: AuditTrailService) {}
 
   @Interval(AUDIT_CHECKPOINT_INTERVAL_MS)
-  async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      const signed = await this.trail.checkpoint();
-      if (signed?.length) this.logger.log({ msg: 'audit checkpoints signed', workspaces: signed.length });
-    } catch (error) {
-      this.logger.warn({ msg: 'audit checkpoint pass failed', ...errorFields(error) });
-    } finally {
-      this.running = false;
-    }
+  tick(): Promise<void> {
+    return this.pass();
   }
 }

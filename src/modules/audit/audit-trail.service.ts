@@ -1,32 +1,28 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { appendFile } from 'node:fs/promises';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { canonicalJson } from 'src/common/crypto/crypto';
-import { namedQuery } from 'src/database/named-query';
 import { ControlSigning } from 'src/platform/signing/control-signing.service';
-import { GENESIS_HASH, StoredAuditRow, toChainedRow } from 'src/common/crypto/audit-chain';
-import { ChainVerifier, CheckpointPayload, ExportedRow, VerifySummary } from 'src/modules/audit/audit-verifier';
+import { GENESIS_HASH, toChainedRow } from 'src/common/crypto/audit-chain';
+import { AuditChainRepository } from 'src/modules/audit/audit-chain.repository';
+import { AuditEventsRepository, TRAIL_BATCH } from 'src/modules/audit/audit-events.repository';
+import { WorkspacesRepository } from 'src/platform/tenancy/workspaces.repository';
 
-/** Rows read per statement while streaming a trail: memory stays bounded whatever its length. */
-export const TRAIL_BATCH = 1000;
+export { TRAIL_BATCH } from 'src/modules/audit/audit-events.repository';
+import { ChainVerifier, CheckpointPayload, ExportedRow, VerifySummary } from 'src/modules/audit/audit-verifier';
 
 export interface SeqRange {
   from?: number;
   to?: number;
 }
 
-const TRAIL_ROWS = {
-  name: 'audit_trail_rows',
-  text: `SELECT id, workspace_id, seq, actor_user_id, actor_email, action, target, detail, occurred_at, chain_hash FROM audit_events
-         WHERE workspace_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT ${TRAIL_BATCH}`,
-};
-
 /** The tamper-evident side of the audit trail: checkpoints, export and the in-database check (docs/audit.md). */
 @Injectable()
 export class AuditTrailService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly events: AuditEventsRepository,
+    private readonly chain: AuditChainRepository,
+    private readonly workspaces: WorkspacesRepository,
     private readonly signing: ControlSigning,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -38,14 +34,8 @@ export class AuditTrailService {
    * kept checkpoint is also where the database writer cannot rewrite it (docs/audit.md, "Threat model").
    */
   async checkpoint(workspaceId?: string): Promise<CheckpointPayload[] | null> {
-    if (workspaceId !== undefined && !(await this.workspaceExists(workspaceId))) return null;
-    const heads: { workspace_id: string; seq: string; chain_hash: string }[] = await this.dataSource.query(
-      `SELECT h.workspace_id, h.seq, h.chain_hash FROM audit_chain_heads h
-       WHERE ($1::text IS NULL OR h.workspace_id = $1) AND h.seq > 0
-         AND NOT EXISTS (SELECT 1 FROM audit_checkpoints c WHERE c.workspace_id = h.workspace_id AND c.seq >= h.seq)
-       ORDER BY h.workspace_id`,
-      [workspaceId ?? null],
-    );
+    if (workspaceId !== undefined && !(await this.workspaces.exists(workspaceId))) return null;
+    const heads = await this.chain.grownHeads(workspaceId);
     const signed: CheckpointPayload[] = [];
     for (const head of heads) {
       const payload = this.payload(head.workspace_id, Number(head.seq), head.chain_hash);
@@ -53,11 +43,8 @@ export class AuditTrailService {
       // Another replica may anchor its own signature of the same head: both vouch for the same chain_hash.
       if (this.config.auditAnchorFile) await appendFile(this.config.auditAnchorFile, `${canonicalJson({ checkpoint: jws })}\n`);
       // Replicas running the job together sign the same head: the first one kept wins.
-      const kept: unknown[] = await this.dataSource.query(
-        `INSERT INTO audit_checkpoints (workspace_id, seq, chain_hash, signed_at, jws) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING seq`,
-        [payload.workspace_id, payload.seq, payload.chain_hash, new Date(payload.signed_at), jws],
-      );
-      if (kept.length > 0) signed.push(payload);
+      const kept = await this.chain.keep({ workspace_id: payload.workspace_id, seq: payload.seq, chain_hash: payload.chain_hash, signed_at: new Date(payload.signed_at), jws });
+      if (kept) signed.push(payload);
     }
     return signed;
   }
@@ -70,10 +57,7 @@ export class AuditTrailService {
    */
   async exportLines(workspaceId: string, range: SeqRange): Promise<AsyncGenerator<string>> {
     const from = range.from ?? 1;
-    const [bounds]: { head: string | null; checkpointed: string | null }[] = await this.dataSource.query(
-      `SELECT (SELECT seq FROM audit_chain_heads WHERE workspace_id = $1) AS head, (SELECT max(seq) FROM audit_checkpoints WHERE workspace_id = $1) AS checkpointed`,
-      [workspaceId],
-    );
+    const bounds = await this.chain.bounds(workspaceId);
     const head = Number(bounds.head ?? 0);
     const rowsTo = Math.min(range.to ?? head, head);
     // A checkpoint beyond the stored rows is what reveals a dropped tail: never clamp it to the head.
@@ -104,17 +88,13 @@ export class AuditTrailService {
 
   /** Recomputes the workspace's chain in the database against its checkpoints and its head: the first broken link. */
   async check(workspaceId: string): Promise<VerifySummary | null> {
-    const [head]: { seq: string }[] = await this.dataSource.query(`SELECT seq FROM audit_chain_heads WHERE workspace_id = $1`, [workspaceId]);
-    if (!head && !(await this.workspaceExists(workspaceId))) return null;
+    const head = await this.chain.headSeq(workspaceId);
+    if (head === undefined && !(await this.workspaces.exists(workspaceId))) return null;
     // The database's tail grows between checkpoints (the job signs it within a minute): allowed here, and counted.
     const verifier = new ChainVerifier(this.signing.historyJwks(), { workspaceId, allowUnsignedTail: true });
     for await (const jws of this.checkpoints(workspaceId, 1, Number.MAX_SAFE_INTEGER)) verifier.checkpoint(jws);
     for await (const row of this.rows(workspaceId, 1, Number.MAX_SAFE_INTEGER)) verifier.row(row);
-    return verifier.finish(Number(head?.seq ?? 0));
-  }
-
-  private async workspaceExists(workspaceId: string): Promise<boolean> {
-    return ((await this.dataSource.query(`SELECT 1 FROM workspaces WHERE id = $1`, [workspaceId])) as unknown[]).length > 0;
+    return verifier.finish(Number(head ?? 0));
   }
 
   private payload(workspaceId: string, seq: number, chainHash: string): CheckpointPayload {
@@ -125,13 +105,12 @@ export class AuditTrailService {
   private async *rows(workspaceId: string, from: number, to: number): AsyncGenerator<ExportedRow> {
     let prev: string | null = GENESIS_HASH;
     if (from > 1) {
-      const [before]: { chain_hash: string }[] = await this.dataSource.query(`SELECT chain_hash FROM audit_events WHERE workspace_id = $1 AND seq = $2`, [workspaceId, from - 1]);
-      prev = before?.chain_hash ?? null;
+      prev = (await this.events.chainHashAt(workspaceId, from - 1)) ?? null;
     }
     let after = from - 1;
     let first = true;
     for (;;) {
-      const batch = await namedQuery<StoredAuditRow>(this.dataSource, TRAIL_ROWS, [workspaceId, after, to]);
+      const batch = await this.events.trailBatch(workspaceId, after, to);
       for (const stored of batch) {
         const row = toChainedRow(stored);
         // A first row later than `from`: its predecessor is missing, whatever `from - 1` holds.
@@ -148,10 +127,7 @@ export class AuditTrailService {
   private async *checkpoints(workspaceId: string, from: number, to: number): AsyncGenerator<string> {
     let after = from - 1;
     for (;;) {
-      const batch: { seq: string; jws: string }[] = await this.dataSource.query(
-        `SELECT seq, jws FROM audit_checkpoints WHERE workspace_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT ${TRAIL_BATCH}`,
-        [workspaceId, after, to],
-      );
+      const batch = await this.chain.checkpointBatch(workspaceId, after, to);
       for (const c of batch) yield c.jws;
       if (batch.length < TRAIL_BATCH) return;
       after = Number(batch[batch.length - 1].seq);

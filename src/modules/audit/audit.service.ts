@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { OperatorContext } from 'src/platform/access/context';
 import { newId } from 'src/common/ids/ids';
 import { assertConforms } from 'src/common/http/document-schema';
@@ -8,7 +7,8 @@ import { isStorableText } from 'src/common/http/text';
 import { CursorValue, decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
-import { canonicalParts, GENESIS_HASH, StoredAuditRow } from 'src/common/crypto/audit-chain';
+import { canonicalParts, GENESIS_HASH } from 'src/common/crypto/audit-chain';
+import { AuditEventsRepository, AuditRow } from 'src/modules/audit/audit-events.repository';
 import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail, STORED_ONLY_DETAIL_KEYS } from 'src/modules/audit/audit-vocabulary';
 
 export interface AuditEntry {
@@ -18,9 +18,6 @@ export interface AuditEntry {
   target: string | null;
   detail?: Record<string, unknown>;
 }
-
-/** A stored audit row as the listing reads it (no chain columns). */
-type AuditRow = Omit<StoredAuditRow, 'seq' | 'chain_hash'>;
 
 export interface AuditQuery {
   window: TimeWindow;
@@ -32,20 +29,6 @@ export interface AuditQuery {
 }
 
 const CURSOR = { at: 'timestamp', id: 'string' } as const;
-
-/** `occurred_at` as hashed: RFC 3339 UTC, six fractional digits (as `formatChainTime`). */
-const CHAIN_TIME = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-const LINK = (prev: string, seq: string) => `encode(sha256(decode(${prev}, 'hex') || convert_to($9 || ${CHAIN_TIME} || $10 || (${seq})::text || $11, 'UTF8')), 'hex')`;
-const RECORD = `
-  WITH now AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS at),
-  head AS (
-    INSERT INTO audit_chain_heads AS h (workspace_id, seq, chain_hash) SELECT $2, 1, ${LINK('$8', '1')} FROM now
-    ON CONFLICT (workspace_id) DO UPDATE SET seq = h.seq + 1, chain_hash = (SELECT ${LINK('h.chain_hash', 'h.seq + 1')} FROM now)
-    RETURNING seq, chain_hash
-  )
-  INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail, occurred_at, seq, chain_hash)
-  SELECT $1, $2, $3, $4, $5, $6, $7, now.at, head.seq, head.chain_hash FROM head, now
-  RETURNING occurred_at`;
 
 export function toAuditEvent(row: AuditRow) {
   return {
@@ -70,7 +53,7 @@ export type AuditListener = (tx: Tx, event: ReturnType<typeof toAuditEvent>) => 
 export class AuditService {
   private readonly listeners: AuditListener[] = [];
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly events: AuditEventsRepository) {}
 
   /** Registered once at module init by a module that reacts to audit rows (inverted so audit imports nobody). */
   onRecord(listener: AuditListener): void {
@@ -97,21 +80,21 @@ export class AuditService {
       detail: sanitizeAuditDetail(entry.detail),
     };
     const parts = canonicalParts(row);
-    const [stored]: { occurred_at: Date }[] = await tx.manager.query(RECORD, [
-      row.event_id,
-      row.workspace_id,
-      row.actor.user_id,
-      row.actor.email,
-      row.action,
-      row.target,
-      JSON.stringify(row.detail),
-      GENESIS_HASH,
-      parts.before,
-      parts.between,
-      parts.after,
-    ]);
+    const occurredAt = await this.events.append(tx.manager, {
+      id: row.event_id,
+      workspaceId: row.workspace_id,
+      actorUserId: row.actor.user_id,
+      actorEmail: row.actor.email,
+      action: row.action,
+      target: row.target,
+      detailJson: JSON.stringify(row.detail),
+      genesisHash: GENESIS_HASH,
+      before: parts.before,
+      between: parts.between,
+      after: parts.after,
+    });
     if (this.listeners.length === 0) return;
-    const event = toAuditEvent({ id: row.event_id, workspace_id: row.workspace_id, actor_user_id: row.actor.user_id, actor_email: row.actor.email, action: row.action, target: row.target, detail: row.detail, occurred_at: stored.occurred_at });
+    const event = toAuditEvent({ id: row.event_id, workspace_id: row.workspace_id, actor_user_id: row.actor.user_id, actor_email: row.actor.email, action: row.action, target: row.target, detail: row.detail, occurred_at: occurredAt });
     for (const listener of this.listeners) await listener(tx, event);
   }
 
@@ -124,22 +107,17 @@ export class AuditService {
       after = decodeCursor(CURSOR, `audit:${workspaceId}`, query.cursor);
       if (!after) throw queryError('cursor', 'invalid cursor');
     }
-    const values: unknown[] = [workspaceId, query.window.from, query.window.to, AUDIT_ACTIONS];
-    const where = [`workspace_id = $1`, `occurred_at >= $2`, `occurred_at < $3`, `action = ANY($4)`];
-    const add = (clause: (n: number) => string, ...params: unknown[]) => {
-      values.push(...params);
-      where.push(clause(values.length - params.length + 1));
-    };
-    if (query.action !== undefined) add((n) => `action = $${n}`, query.action);
-    if (query.userId !== undefined) add((n) => `actor_user_id = $${n}`, query.userId);
-    if (query.target !== undefined) add((n) => `target = $${n}`, query.target);
-    if (after) add((n) => `(occurred_at, id) < ($${n}, $${n + 1})`, new Date(after.at), after.id);
-    values.push(query.limit + 1);
-    const rows: AuditRow[] = await this.dataSource.query(
-      `SELECT id, workspace_id, actor_user_id, actor_email, action, target, detail, occurred_at FROM audit_events
-       WHERE ${where.join(' AND ')} ORDER BY occurred_at DESC, id DESC LIMIT $${values.length}`,
-      values,
-    );
+    const rows = await this.events.page({
+      workspaceId,
+      from: query.window.from,
+      to: query.window.to,
+      actions: AUDIT_ACTIONS,
+      action: query.action,
+      userId: query.userId,
+      target: query.target,
+      after: after ? { at: new Date(after.at), id: after.id } : undefined,
+      limit: query.limit + 1,
+    });
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     return assertConforms(AUDIT_LIST_SCHEMA, {

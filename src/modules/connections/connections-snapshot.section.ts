@@ -22,7 +22,7 @@ export class ConnectionsSnapshotSection implements OnModuleInit {
 
   onModuleInit(): void {
     this.snapshots.register('connections', (manager, ws) => this.part(manager, ws));
-    this.overviews.register('connectors', (_dataSource, workspaceId) => this.block(workspaceId));
+    this.overviews.register('connectors', (workspaceId) => this.block(workspaceId));
   }
 
   async part(manager: EntityManager, ws: SnapshotWorkspace) {

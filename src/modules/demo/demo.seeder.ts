@@ -1,7 +1,5 @@
-import { HttpException, Inject, Injectable, Type } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { HttpException, Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import { WorkspaceAction } from 'src/platform/access/actions';
 import { OperatorContext, WorkspaceContext } from 'src/platform/access/context';
 import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
@@ -27,6 +25,8 @@ import {
 } from 'src/modules/demo/demo-data';
 import { GatewayCallError } from 'src/modules/gateway/gateway.client';
 import { IdentityService } from 'src/modules/identity/identity.service';
+import { UsersRepository } from 'src/modules/identity/users.repository';
+import { MembershipsRepository } from 'src/platform/tenancy/memberships.repository';
 import { KeysService } from 'src/modules/keys/keys.service';
 import { ModelProvidersService } from 'src/modules/model-providers/model-providers.service';
 import { PricingService } from 'src/modules/model-providers/pricing.service';
@@ -60,9 +60,19 @@ export interface DemoSeedResult {
 @Injectable()
 export class DemoSeeder {
   constructor(
-    private readonly moduleRef: ModuleRef,
-    private readonly dataSource: DataSource,
     private readonly access: WorkspaceAccess,
+    private readonly memberships: MembershipsRepository,
+    private readonly users: UsersRepository,
+    private readonly identity: IdentityService,
+    private readonly workspaces: WorkspacesService,
+    private readonly keys: KeysService,
+    private readonly policy: PolicyService,
+    private readonly pricing: PricingService,
+    private readonly approvalPolicies: ApprovalPoliciesService,
+    private readonly approvalInbox: ApprovalsService,
+    private readonly connections: ConnectionsService,
+    private readonly models: ModelProvidersService,
+    private readonly streamService: StreamsService,
     @Inject(REDIS) private readonly redis: Redis | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -92,7 +102,7 @@ export class DemoSeeder {
       notes: [],
     };
 
-    const keys = this.service(KeysService);
+    const keys = this.keys;
     for (const body of DEMO_KEYS) {
       const { key_id, agent_id, status } = await keys.mint(await as('key.manage'), body);
       result.keys.push({ key_id, agent_id, status });
@@ -101,13 +111,13 @@ export class DemoSeeder {
     const revoked = await keys.revoke(await as('key.manage'), legacy.key_id);
     result.keys.push({ key_id: revoked.key_id, agent_id: revoked.agent_id, status: revoked.status });
 
-    const policy = this.service(PolicyService);
+    const policy = this.policy;
     const draft = await policy.storeDraft(await as('policy.draft'), DEMO_POLICY);
     const published = await policy.publish(await as('policy.publish'), draft.draft_hash, draft.current_revision_id ?? null);
     result.policy_revision_id = published.revision_id;
-    await this.service(PricingService).replace(await as('pricing.write'), { prices: DEMO_PRICES });
+    await this.pricing.replace(await as('pricing.write'), { prices: DEMO_PRICES });
 
-    const approvalPolicies = this.service(ApprovalPoliciesService);
+    const approvalPolicies = this.approvalPolicies;
     const existing = new Set((await approvalPolicies.list(await as('workspace.read'))).approval_policies.map((p) => p.name));
     for (const body of DEMO_APPROVAL_POLICIES) {
       if (existing.has(body.name)) {
@@ -123,27 +133,19 @@ export class DemoSeeder {
     return result;
   }
 
-  /** A provider of any module (the seeder calls services their modules do not export). */
-  private service<T>(type: Type<T>): T {
-    return this.moduleRef.get(type, { strict: false });
-  }
-
   private async owner(workspaceId: string): Promise<{ operator: OperatorContext; workspaceId: string }> {
-    const [row]: { user_id: string; email: string | null }[] = await this.dataSource.query(
-      `SELECT m.user_id, u.email FROM workspace_members m JOIN users u ON u.id = m.user_id
-       WHERE m.workspace_id = $1 AND m.role = 'owner' ORDER BY m.created_at, m.user_id LIMIT 1`,
-      [workspaceId],
-    );
-    if (!row) throw new Error(`workspace not found: ${workspaceId}`);
-    return { operator: { userId: row.user_id, email: row.email }, workspaceId };
+    const userId = await this.memberships.oldestOwner(workspaceId);
+    if (userId === undefined) throw new Error(`workspace not found: ${workspaceId}`);
+    const emails = await this.users.emails([userId]);
+    return { operator: { userId, email: emails.get(userId) ?? null }, workspaceId };
   }
 
   /** The demo operator at the configured issuer, signed in as `GET /me` would (first sight provisions a `default` workspace). */
   private async demoOperator(): Promise<{ operator: OperatorContext; workspaceId: string }> {
     const issuer = this.config.identityIssuer;
     if (!issuer) throw new Error('IDENTITY_ISSUER is not configured: set it (e.g. with DEV_IDENTITY=1) or pass --workspace ws_...');
-    const operator = await this.service(IdentityService).resolve({ issuer, subject: DEMO_SUBJECT, email: DEMO_EMAIL });
-    const profile = await this.service(WorkspacesService).profile(operator);
+    const operator = await this.identity.resolve({ issuer, subject: DEMO_SUBJECT, email: DEMO_EMAIL });
+    const profile = await this.workspaces.profile(operator);
     return { operator, workspaceId: profile.default_workspace_id! };
   }
 
@@ -156,7 +158,7 @@ export class DemoSeeder {
     if (!this.config.serviceJwtSecret) return skip('SERVICE_JWT_SECRET is not set');
     if (!(await this.gatewayAnswers())) return skip(`the gateway at ${this.config.gatewayUrl} does not answer`);
     try {
-      const connections = this.service(ConnectionsService);
+      const connections = this.connections;
       let stripe = (await connections.list(await as('workspace.read'))).connections.find((c) => c.connector_slug === 'stripe' && c.status !== 'disabled');
       if (stripe?.status === 'active') {
         result.notes.push('stripe is already connected: kept');
@@ -167,7 +169,7 @@ export class DemoSeeder {
       if (stripe.status === 'active') result.connections.push(stripe.connection_id);
       else result.notes.push('stripe is pending: the snapshot had not published yet; run demo:seed again');
 
-      const models = this.service(ModelProvidersService);
+      const models = this.models;
       const claimed = (await models.list(await as('workspace.read'))).connections.find((c) => c.model_pattern === DEMO_MODEL.model_pattern && c.status !== 'disabled');
       if (claimed) {
         result.notes.push(`model pattern ${DEMO_MODEL.model_pattern} is already routed: kept`);
@@ -194,7 +196,7 @@ export class DemoSeeder {
 
   /** Held calls as the gateway sends them: two pending refunds, one approved and executed, one denied at once. */
   private async approvals(as: (action: WorkspaceAction) => Promise<WorkspaceContext>, ws: string, result: DemoSeedResult, keyId: string, connectionId: string) {
-    const approvals = this.service(ApprovalsService);
+    const approvals = this.approvalInbox;
     const { env } = await as('workspace.read');
     const hold = async (tool: string, amount: number, reason: string) => {
       const body: HeldCallBody = {
@@ -228,7 +230,7 @@ export class DemoSeeder {
       return;
     }
     const ids = { workspaceId: ws, keyIds, connectionId, now: Date.now() };
-    const streams = this.service(StreamsService);
+    const streams = this.streamService;
     const write = async (stream: StreamName, entries: object[]) => {
       // Commands issued in the same tick go out as one pipeline.
       await Promise.all(entries.map((entry) => this.redis!.xAdd(streams.streamKey(stream), '*', { data: JSON.stringify(entry) })));

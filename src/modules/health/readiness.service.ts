@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminus';
-import { DataSource } from 'typeorm';
 import { withDeadline } from 'src/common/time/deadline';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { pingRedis, REDIS, Redis } from 'src/database/redis.module';
 import { StreamsService } from 'src/modules/streams/streams.service';
+import { DatabaseProbeRepository } from 'src/modules/health/database-probe.repository';
 
 /** Longest one check waits; a component slower than this is down (the checks run concurrently). */
 export const CHECK_TIMEOUT_MS = 2000;
@@ -21,7 +21,7 @@ const UNREACHABLE = 'unreachable';
 export class ReadinessService {
   constructor(
     private readonly indicators: HealthIndicatorService,
-    private readonly dataSource: DataSource,
+    private readonly probe: DatabaseProbeRepository,
     @Inject(REDIS) private readonly redis: Redis | null,
     private readonly streams: StreamsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -35,7 +35,7 @@ export class ReadinessService {
   private async database() {
     const check = this.indicators.check('database');
     try {
-      await withDeadline(this.dataSource.query('SELECT 1'), CHECK_TIMEOUT_MS, 'readiness check');
+      await withDeadline(this.probe.ping(), CHECK_TIMEOUT_MS, 'readiness check');
       return check.up();
     } catch {
       return check.down({ message: UNREACHABLE });
@@ -45,8 +45,7 @@ export class ReadinessService {
   private async migrations() {
     const check = this.indicators.check('migrations');
     try {
-      // True when a migration of the code has no row in the migrations table.
-      const pending = await withDeadline(this.dataSource.showMigrations(), CHECK_TIMEOUT_MS, 'readiness check');
+      const pending = await withDeadline(this.probe.migrationsPending(), CHECK_TIMEOUT_MS, 'readiness check');
       return pending ? check.down({ message: 'migrations pending' }) : check.up();
     } catch {
       return check.down({ message: UNREACHABLE });

@@ -5,16 +5,19 @@ import { DevIdentityController } from 'src/modules/identity/dev-identity.control
 import { IdentityService } from 'src/modules/identity/identity.service';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IDENTITY_ENTITIES } from 'src/modules/identity/entities';
+import { UsersRepository } from 'src/modules/identity/users.repository';
 
 /**
- * Global for one provider only: the authentication guard (src/common, registered by PlatformModule
- * for every route) resolves operators through OPERATOR_RESOLVER, and common imports no domain.
+ * Global for the authentication guard (src/platform, registered by PlatformModule for every route),
+ * which resolves operators through OPERATOR_RESOLVER; platform imports no domain. `UsersRepository`
+ * (and `IdentityService`, for the demo seeder's sign-in) are exported for the modules that read users
+ * (workspaces, demo), which import this module by name.
  */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature(IDENTITY_ENTITIES)],
   controllers: [DevIdentityController],
-  providers: [IdentityService, DevIdentity, { provide: OPERATOR_RESOLVER, useExisting: IdentityService }],
-  exports: [OPERATOR_RESOLVER],
+  providers: [UsersRepository, IdentityService, DevIdentity, { provide: OPERATOR_RESOLVER, useExisting: IdentityService }],
+  exports: [OPERATOR_RESOLVER, IdentityService, UsersRepository],
 })
 export class IdentityModule {}

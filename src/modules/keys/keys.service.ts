@@ -82,7 +82,10 @@ export class KeysService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.overviews.register('keys', (_, workspaceId) => this.keys.counts(workspaceId));
+    this.overviews.register('keys', async (workspaceId) => {
+      const row = await this.keys.counts(workspaceId);
+      return { active: row.active, total: row.total };
+    });
   }
 
   async mint(ctx: WorkspaceContext, body: MintKeyDto) {

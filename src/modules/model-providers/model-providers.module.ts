@@ -16,5 +16,6 @@ import { MODEL_PROVIDERS_ENTITIES } from 'src/modules/model-providers/entities';
   imports: [TypeOrmModule.forFeature(MODEL_PROVIDERS_ENTITIES), AuditModule, ConnectionsModule, GatewayModule, PublicationModule],
   controllers: [ModelProvidersController, PricingController],
   providers: [PricebooksRepository, ModelProvidersService, PricingService],
+  exports: [ModelProvidersService, PricingService],
 })
 export class ModelProvidersModule {}

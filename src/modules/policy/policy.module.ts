@@ -33,5 +33,7 @@ import { POLICY_ENTITIES } from 'src/modules/policy/entities';
       inject: [APP_CONFIG, MetricsService],
     },
   ],
+  // PolicyService: the demo seeder publishes a policy through it.
+  exports: [PolicyService],
 })
 export class PolicyModule {}

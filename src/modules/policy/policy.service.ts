@@ -74,7 +74,7 @@ export class PolicyService implements OnModuleInit {
 
   onModuleInit(): void {
     this.snapshots.register('policy', (manager, ws) => this.snapshotPart(manager, ws.id));
-    this.overviews.register('policy', async (_source, workspaceId) => {
+    this.overviews.register('policy', async (workspaceId) => {
       const row = await this.policies.currentRevision(undefined, workspaceId);
       if (!row) return { published: false, revision_id: null, published_at: null, bundle_hash: null };
       return { published: true, revision_id: row.id, published_at: formatTime(row.published_at), bundle_hash: row.bundle_hash };

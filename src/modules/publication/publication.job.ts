@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
+import { singleFlight } from 'src/common/async/single-flight';
+import { errorFields } from 'src/common/logging/error-fields';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SnapshotHistoryService } from 'src/modules/publication/snapshot-history.service';
-import { errorFields } from 'src/common/logging/error-fields';
 
 export const RECONCILE_INTERVAL_MS = 2000;
 export const PRUNE_INTERVAL_MS = 60_000;
@@ -11,13 +12,33 @@ export const RESIGN_INTERVAL_MS = 60_000;
 
 /**
  * Retries pending publications until they settle. Safe on any number of replicas: a publish is
- * idempotent and the hot path never goes back to an older version.
+ * idempotent and the hot path never goes back to an older version. A pass over many workspaces
+ * may outlast its interval: never two of one kind at once on one replica.
  */
 @Injectable()
 export class PublicationJob {
   private readonly logger = new Logger('publication');
-  private running = false;
-  private resigning = false;
+
+  private readonly reconcilePass = singleFlight(
+    () => this.publications.reconcile(),
+    (error) => this.logger.warn({ msg: 'reconciliation pass failed', ...errorFields(error) }),
+  );
+
+  private readonly resignPass = singleFlight(
+    async () => {
+      const staged = await this.publications.resignStale();
+      if (staged > 0) this.logger.log({ msg: 'snapshots re-signed after a signing key rotation', workspaces: staged });
+    },
+    (error) => this.logger.warn({ msg: 'snapshot re-signing pass failed', ...errorFields(error) }),
+  );
+
+  private readonly prunePass = singleFlight(
+    async () => {
+      await this.publications.prune();
+      await this.history.forgetInstances();
+    },
+    (error) => this.logger.warn({ msg: 'snapshot history retention step failed', ...errorFields(error) }),
+  );
 
   constructor(
     private readonly publications: PublicationService,
@@ -25,42 +46,19 @@ export class PublicationJob {
   ) {}
 
   @Interval(RECONCILE_INTERVAL_MS)
-  async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      await this.publications.reconcile();
-    } catch (error) {
-      this.logger.warn({ msg: 'reconciliation pass failed', ...errorFields(error) });
-    } finally {
-      this.running = false;
-    }
+  tick(): Promise<void> {
+    return this.reconcilePass();
   }
 
   /** Re-signs, as a new version, the current snapshot of every workspace signed by a rotated-out key. */
   @Interval(RESIGN_INTERVAL_MS)
-  async resign(): Promise<void> {
-    // A pass over many workspaces may outlast the interval: never two at once on one replica.
-    if (this.resigning) return;
-    this.resigning = true;
-    try {
-      const staged = await this.publications.resignStale();
-      if (staged > 0) this.logger.log({ msg: 'snapshots re-signed after a signing key rotation', workspaces: staged });
-    } catch (error) {
-      this.logger.warn({ msg: 'snapshot re-signing pass failed', ...errorFields(error) });
-    } finally {
-      this.resigning = false;
-    }
+  resign(): Promise<void> {
+    return this.resignPass();
   }
 
   /** Snapshot history and rollout view retention, one bounded step a minute (each deletes at most 500 rows). */
   @Interval(PRUNE_INTERVAL_MS)
-  async prune(): Promise<void> {
-    try {
-      await this.publications.prune();
-      await this.history.forgetInstances();
-    } catch (error) {
-      this.logger.warn({ msg: 'snapshot history retention step failed', ...errorFields(error) });
-    }
+  prune(): Promise<void> {
+    return this.prunePass();
   }
 }

@@ -1,17 +1,17 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
-import { Env } from 'src/platform/access/context';
-import { formatTimeRequired } from 'src/common/time/time';
-import { inTransaction, Tx } from 'src/database/transaction';
-import { HotPath } from 'src/modules/publication/hot-path';
-import { SnapshotRegistry } from 'src/modules/publication/snapshot.registry';
-import { MetricsService } from 'src/platform/metrics/metrics.service';
+import { EntityManager } from 'typeorm';
 import { ApiError } from 'src/common/http/errors';
-import { settleAll } from 'src/database/settle-all';
 import { errorFields } from 'src/common/logging/error-fields';
-import { canonicalJson, sha256Tagged } from 'src/common/crypto/crypto';
+import { Tx } from 'src/database/transaction';
+import { Transactions } from 'src/database/transactions';
+import { HotPath } from 'src/modules/publication/hot-path';
+import { SignedSnapshot, SnapshotDocuments } from 'src/modules/publication/snapshot-documents.service';
+import { SnapshotVersionsRepository } from 'src/modules/publication/snapshot-versions.repository';
+import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { ControlSigning } from 'src/platform/signing/control-signing.service';
-import { snapshotDigest } from 'src/modules/publication/snapshot-integrity';
+import { WorkspacesRepository } from 'src/platform/tenancy/workspaces.repository';
+
+export type { SignedSnapshot } from 'src/modules/publication/snapshot-documents.service';
 
 export interface Publication {
   state: 'published' | 'pending';
@@ -41,68 +41,39 @@ export interface PublicationVersions {
   published_version: number;
 }
 
-/**
- * A signed snapshot as served and stored: its JSON text, version and digest. The text is always
- * the canonical JSON of the whole document (integrity included), so a version has one byte form
- * whether it comes from the hot path or is rebuilt from PostgreSQL: one strong ETag, one body.
- */
-export interface SignedSnapshot {
-  json: string;
-  version: number;
-  digest: string;
-}
-
 /** Retention of the version history: the newest `RETAIN_VERSIONS` of a workspace, and every version younger than `RETAIN_DAYS`. */
 export const RETAIN_VERSIONS = 100;
 export const RETAIN_DAYS = 30;
-
-interface StoredVersionRow {
-  version: number;
-  env: Env;
-  generated_at: Date;
-  digest: string;
-  kid: string;
-  signature: string;
-  body: string;
-}
-
-interface WorkspaceVersionRow {
-  id: string;
-  env: Env;
-  snapshot_version: number;
-  published_version: number;
-}
 
 /**
  * Snapshot staging and publication. A change stages a snapshot by incrementing
  * `snapshot_version` in its own transaction; after commit the snapshot is built from committed
  * state, written to the hot path and announced. A failure leaves the workspace pending; the
- * reconciliation job publishes it later. Nothing here can fail an operator write.
+ * reconciliation job publishes it later. Nothing here can fail an operator write. The counters
+ * are columns of `workspaces` (src/platform/tenancy), written through its repository.
  */
 @Injectable()
 export class PublicationService {
   private readonly logger = new Logger('publication');
 
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly registry: SnapshotRegistry,
+    private readonly transactions: Transactions,
+    private readonly workspaces: WorkspacesRepository,
+    private readonly history: SnapshotVersionsRepository,
+    private readonly documents: SnapshotDocuments,
     private readonly hotPath: HotPath,
     private readonly signing: ControlSigning,
     metrics: MetricsService,
   ) {
-    metrics.gauge('control_publications_pending', 'Workspaces whose staged snapshot the hot path does not hold yet', async () => {
-      const [row]: { pending: number }[] = await dataSource.query(`SELECT count(*)::int AS pending FROM workspaces WHERE published_version < snapshot_version`);
-      return row.pending;
-    });
+    metrics.gauge('control_publications_pending', 'Workspaces whose staged snapshot the hot path does not hold yet', () => workspaces.countPending());
   }
 
   /**
    * The workspace's publication counters, read in `manager` (a caller's transaction, or the pool):
    * every module reads them here; 500 `workspace publication state is unavailable` when missing.
    */
-  async versions(workspaceId: string, manager: EntityManager = this.dataSource.manager): Promise<PublicationVersions> {
-    const [row]: PublicationVersions[] = await manager.query(`SELECT snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
-    return requirePublicationState(row);
+  async versions(workspaceId: string, manager?: EntityManager): Promise<PublicationVersions> {
+    return requirePublicationState(await this.workspaces.versions(workspaceId, manager));
   }
 
   /**
@@ -110,112 +81,41 @@ export class PublicationService {
    * `cause` is the audit action of the change (`policy.publish`, `key.revoke`), kept in the history.
    */
   async stage(tx: Tx, workspaceId: string, cause: string): Promise<number> {
-    const [[row]] = await tx.manager.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1 RETURNING snapshot_version`, [workspaceId]);
-    await this.recordCause(tx, workspaceId, row.snapshot_version as number, cause);
+    const version = await this.workspaces.stage(tx.manager, workspaceId);
+    await this.history.recordCause(tx.manager, workspaceId, version, cause);
     tx.afterCommit(() => this.publish(workspaceId));
-    return row.snapshot_version as number;
+    return version;
   }
 
   /** The version-1 intent of a workspace inserted in `tx` (`workspace.create`), published after commit. */
   async stageFirst(tx: Tx, workspaceId: string): Promise<void> {
-    await this.recordCause(tx, workspaceId, 1, 'workspace.create');
+    await this.history.recordCause(tx.manager, workspaceId, 1, 'workspace.create');
     tx.afterCommit(() => this.publish(workspaceId));
   }
 
-  private async recordCause(tx: Tx, workspaceId: string, version: number, cause: string): Promise<void> {
-    await tx.manager.query(`INSERT INTO snapshot_versions (workspace_id, version, cause) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [workspaceId, version, cause]);
-  }
-
   /** The snapshot of the committed state, built in one consistent read. Null for a missing workspace. */
-  async build(workspaceId: string): Promise<Record<string, unknown> | null> {
-    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
-      const rows: WorkspaceVersionRow[] = await manager.query(`SELECT id, env, snapshot_version, published_version FROM workspaces WHERE id = $1`, [workspaceId]);
-      const ws = rows[0];
-      if (!ws) return null;
-      const parts = await this.registry.build(manager, { id: ws.id, env: ws.env, version: ws.snapshot_version });
-      return {
-        schema_version: 1,
-        workspace_id: ws.id,
-        env: ws.env,
-        version: ws.snapshot_version,
-        generated_at: formatTimeRequired(new Date()),
-        ...parts,
-      };
-    });
+  build(workspaceId: string): Promise<Record<string, unknown> | null> {
+    return this.documents.build(workspaceId);
   }
 
-  /**
-   * The signed document of the workspace's current version (`version` when the caller has just
-   * read it): the kept one when that version has one, else built from committed state and kept in
-   * the history (the first document of a version is its only one, so every replica and the
-   * snapshot route serve the same digest; a publication retried while Redis is down neither
-   * rebuilds nor re-signs). Null for a missing workspace.
-   */
-  async document(workspaceId: string, version?: number): Promise<SignedSnapshot | null> {
-    const current = version ?? (await this.snapshotVersion(workspaceId));
-    if (current === null) return null;
-    const kept = await this.stored(workspaceId, current);
-    if (kept) return kept;
-    const snapshot = await this.build(workspaceId);
-    if (!snapshot) return null;
-    const built = snapshot.version as number;
-    const { schema_version: _s, workspace_id: _w, env, version: _v, generated_at: generatedAt, ...sections } = snapshot;
-    const body = canonicalJson(sections);
-    const contentHash = sha256Tagged(body);
-    const digest = snapshotDigest(snapshot);
-    const integrity = { digest, ...this.signing.signDetached(digest) };
-    const json = canonicalJson({ ...snapshot, integrity });
-    const recorded = await this.dataSource.transaction(async (manager) => {
-      await manager.query(`INSERT INTO snapshot_contents (workspace_id, content_hash, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [workspaceId, contentHash, body]);
-      const rows: unknown[] = await manager.query(
-        `INSERT INTO snapshot_versions (workspace_id, version, env, generated_at, content_hash, digest, kid, signature, size) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         ON CONFLICT (workspace_id, version) DO UPDATE SET env = EXCLUDED.env, generated_at = EXCLUDED.generated_at, content_hash = EXCLUDED.content_hash,
-           digest = EXCLUDED.digest, kid = EXCLUDED.kid, signature = EXCLUDED.signature, size = EXCLUDED.size
-         WHERE snapshot_versions.digest IS NULL RETURNING version`,
-        [workspaceId, built, env, generatedAt, contentHash, digest, integrity.kid, integrity.signature, Buffer.byteLength(json)],
-      );
-      return rows.length > 0;
-    });
-    if (recorded) return { json, version: built, digest };
-    return this.stored(workspaceId, built);
+  /** The signed document of the workspace's current version (or `version`), kept in the history once built. Null for a missing workspace. */
+  document(workspaceId: string, version?: number): Promise<SignedSnapshot | null> {
+    return this.documents.document(workspaceId, version);
   }
 
-  private async snapshotVersion(workspaceId: string): Promise<number | null> {
-    const [ws]: { snapshot_version: number }[] = await this.dataSource.query(`SELECT snapshot_version FROM workspaces WHERE id = $1`, [workspaceId]);
-    return ws ? ws.snapshot_version : null;
-  }
-
-  /** The document kept for `version`, rebuilt from its header and its stored sections; null when none is kept. */
-  async stored(workspaceId: string, version: number): Promise<SignedSnapshot | null> {
-    const [row]: StoredVersionRow[] = await this.dataSource.query(
-      `SELECT v.version, v.env, v.generated_at, v.digest, v.kid, v.signature, c.body
-       FROM snapshot_versions v JOIN snapshot_contents c ON c.workspace_id = v.workspace_id AND c.content_hash = v.content_hash
-       WHERE v.workspace_id = $1 AND v.version = $2`,
-      [workspaceId, version],
-    );
-    if (!row) return null;
-    const snapshot = {
-      schema_version: 1,
-      workspace_id: workspaceId,
-      env: row.env,
-      version: row.version,
-      generated_at: formatTimeRequired(row.generated_at),
-      ...(JSON.parse(row.body) as Record<string, unknown>),
-      integrity: { digest: row.digest, kid: row.kid, signature: row.signature },
-    };
-    return { json: canonicalJson(snapshot), version: row.version, digest: row.digest };
+  /** The document kept for `version`; null when none is kept. */
+  stored(workspaceId: string, version: number): Promise<SignedSnapshot | null> {
+    return this.documents.stored(workspaceId, version);
   }
 
   /**
    * The digest of the workspace's current version when its document is already kept (null when
-   * not yet built); undefined for a missing workspace. One indexed read: what a 304 costs.
+   * not yet built); undefined for a missing workspace. Two indexed reads by key: what a 304 costs.
    */
   async currentDigest(workspaceId: string): Promise<string | null | undefined> {
-    const [row]: { digest: string | null }[] = await this.dataSource.query(
-      `SELECT v.digest FROM workspaces w LEFT JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.snapshot_version WHERE w.id = $1`,
-      [workspaceId],
-    );
-    return row ? row.digest : undefined;
+    const counters = await this.workspaces.versions(workspaceId);
+    if (!counters) return undefined;
+    return (await this.history.digest(workspaceId, counters.snapshot_version)) ?? null;
   }
 
   /**
@@ -223,8 +123,8 @@ export class PublicationService {
    * build), else the kept document of that version, else a new one. Null for a missing workspace.
    */
   async current(workspaceId: string): Promise<SignedSnapshot | null> {
-    const version = await this.snapshotVersion(workspaceId);
-    if (version === null) return null;
+    const version = (await this.workspaces.versions(workspaceId))?.snapshot_version;
+    if (version === undefined) return null;
     const held = await this.hotPath.get(this.hotPath.snapshotName(workspaceId)).catch(() => null);
     if (held !== null) {
       try {
@@ -234,17 +134,17 @@ export class PublicationService {
         // Not JSON: serve from PostgreSQL.
       }
     }
-    return this.document(workspaceId, version);
+    return this.documents.document(workspaceId, version);
   }
 
   /** Publishes the workspace's current snapshot; true when the hot path now holds it. */
   async publish(workspaceId: string): Promise<boolean> {
     try {
-      const snapshot = await this.document(workspaceId);
+      const snapshot = await this.documents.document(workspaceId);
       if (!snapshot) return false;
       await this.hotPath.writeSnapshot(workspaceId, snapshot.version, snapshot.json, snapshot.digest);
-      await this.dataSource.query(`UPDATE workspaces SET published_version = GREATEST(published_version, $2) WHERE id = $1`, [workspaceId, snapshot.version]);
-      await this.dataSource.query(`UPDATE snapshot_versions SET published_at = now() WHERE workspace_id = $1 AND version = $2 AND published_at IS NULL`, [workspaceId, snapshot.version]);
+      await this.workspaces.markPublished(workspaceId, snapshot.version);
+      await this.history.markPublished(workspaceId, snapshot.version);
       return true;
     } catch (error) {
       this.logger.warn({ msg: 'snapshot publication deferred', workspace_id: workspaceId, ...errorFields(error) });
@@ -262,24 +162,23 @@ export class PublicationService {
    */
   async resignStale(pageSize = 100): Promise<number> {
     const fresh = this.signing.freshKids();
-    // hand-written: the current version's signing kid of each workspace, keyset-paged (workspaces is read here for its counters, as everywhere in this service)
-    const stale = `SELECT w.id FROM workspaces w JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.snapshot_version
-                   WHERE w.id > $1 AND v.kid IS NOT NULL AND NOT (v.kid = ANY($3::text[]))`;
     let staged = 0;
     let after = '';
     for (;;) {
-      const rows: { id: string }[] = await this.dataSource.query(`${stale} ORDER BY w.id LIMIT $2`, [after, pageSize, fresh]);
-      for (const { id } of rows) {
-        const restaged = await inTransaction(this.dataSource, async (tx) => {
-          const locked: unknown[] = await tx.manager.query(`${stale} AND w.id = $2 FOR UPDATE OF w`, ['', id, fresh]);
-          if (locked.length === 0) return false;
+      const page = await this.workspaces.versionsAfter(after, pageSize);
+      const stale = await this.history.staleSigned(page.map((w) => ({ id: w.id, version: w.snapshot_version })), fresh);
+      for (const id of stale) {
+        const restaged = await this.transactions.run(async (tx) => {
+          const version = await this.workspaces.lockVersion(tx.manager, id);
+          if (version === undefined) return false;
+          if ((await this.history.staleSigned([{ id, version }], fresh, tx.manager)).length === 0) return false;
           await this.stage(tx, id, 'signing.rotate');
           return true;
         });
         if (restaged) staged++;
       }
-      if (rows.length < pageSize) return staged;
-      after = rows[rows.length - 1].id;
+      if (page.length < pageSize) return staged;
+      after = page[page.length - 1].id;
     }
   }
 
@@ -288,32 +187,22 @@ export class PublicationService {
    * their workspace's newest RETAIN_VERSIONS nor younger than RETAIN_DAYS, never the published
    * version, then the sections no kept version uses. Returns how many version rows went.
    */
-  async prune(limit = 500): Promise<number> {
-    const [row]: { deleted: number }[] = await this.dataSource.query(
-      `WITH doomed AS (
-         SELECT v.workspace_id, v.version FROM snapshot_versions v JOIN workspaces w ON w.id = v.workspace_id
-         WHERE v.staged_at < now() - make_interval(days => $1) AND v.version < w.published_version
-           AND v.version <= (SELECT max(x.version) FROM snapshot_versions x WHERE x.workspace_id = v.workspace_id) - $2
-         LIMIT $3
-       ), gone AS (
-         DELETE FROM snapshot_versions v USING doomed d WHERE v.workspace_id = d.workspace_id AND v.version = d.version RETURNING v.workspace_id, v.content_hash
-       ), orphans AS (
-         DELETE FROM snapshot_contents c USING (SELECT DISTINCT workspace_id, content_hash FROM gone WHERE content_hash IS NOT NULL) g
-         WHERE c.workspace_id = g.workspace_id AND c.content_hash = g.content_hash
-           AND NOT EXISTS (SELECT 1 FROM snapshot_versions v WHERE v.workspace_id = c.workspace_id AND v.content_hash = c.content_hash
-                           AND (v.workspace_id, v.version) NOT IN (SELECT workspace_id, version FROM doomed))
-       )
-       SELECT count(*)::int AS deleted FROM gone`,
-      [RETAIN_DAYS, RETAIN_VERSIONS, limit],
-    );
-    return row.deleted;
+  prune(limit = 500): Promise<number> {
+    return this.history.prune(RETAIN_DAYS, RETAIN_VERSIONS, limit);
   }
 
   /**
    * One reconciliation pass over every pending workspace, in pages of `pageSize` (so a workspace
    * that keeps failing never starves the ones after it); returns how many settled.
    */
-  reconcile(pageSize = 100): Promise<number> {
-    return settleAll(this.dataSource, `SELECT id FROM workspaces WHERE published_version < snapshot_version AND id > $1 ORDER BY id LIMIT $2`, (id) => this.publish(id), pageSize);
+  async reconcile(pageSize = 100): Promise<number> {
+    let settled = 0;
+    let after = '';
+    for (;;) {
+      const ids = await this.workspaces.pendingAfter(after, pageSize);
+      for (const id of ids) if (await this.publish(id)) settled++;
+      if (ids.length < pageSize) return settled;
+      after = ids[ids.length - 1];
+    }
   }
 }

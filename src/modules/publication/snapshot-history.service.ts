@@ -1,14 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { Histogram } from 'prom-client';
-import { DataSource } from 'typeorm';
 import { canonicalJson, sha256Hex } from 'src/common/crypto/crypto';
 import { ApiError, queryError } from 'src/common/http/errors';
 import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTime, formatTimeRequired } from 'src/common/time/time';
-import { deleteAtMost } from 'src/database/delete-at-most';
+import { Transactions } from 'src/database/transactions';
 import { PublicationService } from 'src/modules/publication/publication.service';
 import { SNAPSHOT_SECTIONS } from 'src/modules/publication/publication.responses';
+import { InstanceRow, SnapshotInstancesRepository } from 'src/modules/publication/snapshot-instances.repository';
+import { SnapshotVersionsRepository } from 'src/modules/publication/snapshot-versions.repository';
+import { WorkspacesRepository } from 'src/platform/tenancy/workspaces.repository';
 
 /** An instance that has not reported for this long is `stale` and left out of convergence. */
 export const STALE_AFTER_MS = 10 * 60 * 1000;
@@ -56,14 +58,6 @@ function redactSealed(value: unknown, key?: string): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactSealed(v, k)]));
 }
 
-interface InstanceRow {
-  instance_id: string;
-  version: number;
-  digest: string;
-  applied_at: Date;
-  reported_at: Date;
-}
-
 export interface AppliedReport {
   instance_id: string;
   version: number;
@@ -80,7 +74,10 @@ export class SnapshotHistoryService {
   private readonly convergence: Histogram;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+    private readonly workspaces: WorkspacesRepository,
+    private readonly history: SnapshotVersionsRepository,
+    private readonly instances: SnapshotInstancesRepository,
     private readonly publications: PublicationService,
     metrics: MetricsService,
   ) {
@@ -90,14 +87,9 @@ export class SnapshotHistoryService {
       buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800],
       registers: [metrics.registry],
     });
-    metrics.gauge('control_snapshot_instances_behind', 'Gateway instances (reported in the last 10 minutes) on a version older than their workspace published one', async () => {
-      const [row]: { behind: number }[] = await dataSource.query(
-        `SELECT count(*)::int AS behind FROM snapshot_instances i JOIN workspaces w ON w.id = i.workspace_id
-         WHERE i.reported_at >= now() - make_interval(secs => $1) AND i.version < w.published_version`,
-        [STALE_AFTER_MS / 1000],
-      );
-      return row.behind;
-    });
+    metrics.gauge('control_snapshot_instances_behind', 'Gateway instances (reported in the last 10 minutes) on a version older than their workspace published one', () =>
+      instances.countBehind(STALE_AFTER_MS / 1000),
+    );
   }
 
   async versions(workspaceId: string, query: { limit: number; cursor?: string }) {
@@ -107,11 +99,7 @@ export class SnapshotHistoryService {
       if (!decoded) throw queryError('cursor', 'invalid cursor');
       before = decoded.version;
     }
-    const rows: { version: number; digest: string; size: number; published_at: Date; cause: string | null }[] = await this.dataSource.query(
-      `SELECT version, digest, size, published_at, cause FROM snapshot_versions
-       WHERE workspace_id = $1 AND published_at IS NOT NULL AND ($2::int IS NULL OR version < $2) ORDER BY version DESC LIMIT $3`,
-      [workspaceId, before, query.limit + 1],
-    );
+    const rows = await this.history.publishedPage(workspaceId, before, query.limit + 1);
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     return {
@@ -157,33 +145,17 @@ export class SnapshotHistoryService {
    * gateway's word, shown and never used to order (the controller refuses one in the future).
    */
   async applied(workspaceId: string, report: AppliedReport) {
-    return this.dataSource.transaction(async (manager) => {
-      const [ws]: { snapshot_version: number; published_version: number; digest: string | null }[] = await manager.query(
-        `SELECT w.snapshot_version, w.published_version, v.digest FROM workspaces w LEFT JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.published_version WHERE w.id = $1`,
-        [workspaceId],
-      );
+    return this.transactions.run(async ({ manager }) => {
+      const ws = await this.workspaces.versions(workspaceId, manager);
       if (!ws) throw new ApiError(404, 'workspace not found');
       if (report.version > ws.snapshot_version) throw new ApiError(409, `version ${report.version} is above the current version ${ws.snapshot_version}`);
-      const [kept]: { digest: string | null }[] = await manager.query(`SELECT digest FROM snapshot_versions WHERE workspace_id = $1 AND version = $2`, [workspaceId, report.version]);
-      if (kept?.digest !== report.digest) throw new ApiError(409, `digest is not the digest of snapshot version ${report.version}`);
+      const kept = await this.history.digest(workspaceId, report.version, manager);
+      if (kept !== report.digest) throw new ApiError(409, `digest is not the digest of snapshot version ${report.version}`);
       // Reports of one workspace are serialized, so the last of a rollout always sees the others.
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtext('snapshot-rollout:' || $1))`, [workspaceId]);
-      const [row]: InstanceRow[] = await manager.query(
-        `INSERT INTO snapshot_instances AS i (workspace_id, instance_id, version, digest, applied_at, reported_at) VALUES ($1, $2, $3, $4, $5, now())
-         ON CONFLICT (workspace_id, instance_id) DO UPDATE SET reported_at = now(),
-           version = CASE WHEN EXCLUDED.version >= i.version THEN EXCLUDED.version ELSE i.version END,
-           digest = CASE WHEN EXCLUDED.version >= i.version THEN EXCLUDED.digest ELSE i.digest END,
-           applied_at = CASE WHEN EXCLUDED.version >= i.version THEN EXCLUDED.applied_at ELSE i.applied_at END
-         RETURNING instance_id, version, digest, applied_at, reported_at`,
-        [workspaceId, report.instance_id, report.version, report.digest, report.applied_at],
-      );
+      await this.instances.lockWorkspaceReports(manager, workspaceId);
+      const row = await this.instances.report(manager, workspaceId, report);
       if (row.version >= ws.published_version) {
-        const [[converged]]: [{ published_at: Date | null; converged_at: Date }[], number] = await manager.query(
-          `UPDATE snapshot_versions v SET converged_at = now() WHERE v.workspace_id = $1 AND v.version = $2 AND v.converged_at IS NULL
-             AND NOT EXISTS (SELECT 1 FROM snapshot_instances i WHERE i.workspace_id = $1 AND i.reported_at >= now() - make_interval(secs => $3) AND i.version < v.version)
-           RETURNING published_at, converged_at`,
-          [workspaceId, ws.published_version, STALE_AFTER_MS / 1000],
-        );
+        const converged = await this.history.converge(manager, workspaceId, ws.published_version, STALE_AFTER_MS / 1000);
         if (converged?.published_at) this.convergence.observe(Math.max(0, (converged.converged_at.getTime() - converged.published_at.getTime()) / 1000));
       }
       return toInstance(row, ws.published_version, Date.now());
@@ -197,20 +169,15 @@ export class SnapshotHistoryService {
    * reports again is listed again. Returns how many went.
    */
   forgetInstances(limit = 500): Promise<number> {
-    return deleteAtMost(this.dataSource, 'snapshot_instances', 'reported_at < now() - make_interval(hours => $1)', [FORGET_AFTER_HOURS], limit);
+    return this.instances.forgetSilent(FORGET_AFTER_HOURS, limit);
   }
 
   /** The rollout view: the published version and, per instance, what it applied and whether it is current. */
   async rollout(workspaceId: string) {
-    const [ws]: { snapshot_version: number; published_version: number; digest: string | null; published_at: Date | null; converged_at: Date | null }[] = await this.dataSource.query(
-      `SELECT w.snapshot_version, w.published_version, v.digest, v.published_at, v.converged_at FROM workspaces w
-       LEFT JOIN snapshot_versions v ON v.workspace_id = w.id AND v.version = w.published_version WHERE w.id = $1`,
-      [workspaceId],
-    );
-    const rows: InstanceRow[] = await this.dataSource.query(
-      `SELECT instance_id, version, digest, applied_at, reported_at FROM snapshot_instances WHERE workspace_id = $1 ORDER BY instance_id`,
-      [workspaceId],
-    );
+    const counters = (await this.workspaces.versions(workspaceId))!;
+    const published = await this.history.publication(workspaceId, counters.published_version);
+    const ws = { ...counters, digest: published?.digest ?? null, published_at: published?.published_at ?? null, converged_at: published?.converged_at ?? null };
+    const rows = await this.instances.list(workspaceId);
     const now = Date.now();
     const instances = rows.map((r) => toInstance(r, ws.published_version, now));
     const live = instances.filter((i) => i.state !== 'stale');

@@ -27,7 +27,7 @@ export class ReceiptsService implements OnModuleInit {
 
   onModuleInit(): void {
     this.streams.register(this.projector);
-    this.overviews.register('receipts', async (_db, workspaceId) => {
+    this.overviews.register('receipts', async (workspaceId) => {
       const counter = await this.receipts.counter(workspaceId);
       return { total: counter ? Number(counter.total) : 0, last_at: formatTime(counter?.lastAt) };
     });

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 
 /** The overview blocks other domains fill, with what an empty workspace reports. */
 export const OVERVIEW_BLOCKS = {
@@ -9,7 +8,8 @@ export const OVERVIEW_BLOCKS = {
   receipts: { total: 0, last_at: null },
 } as const;
 export type OverviewBlock = keyof typeof OVERVIEW_BLOCKS;
-export type OverviewReader = (dataSource: DataSource, workspaceId: string) => Promise<unknown>;
+/** Reads one block of a workspace's overview, through the owning module's own repository. */
+export type OverviewReader = (workspaceId: string) => Promise<unknown>;
 
 /** Each block of the overview is read by the domain that owns its rows, registered here at start-up. */
 @Injectable()
@@ -21,9 +21,9 @@ export class OverviewRegistry {
     this.readers.set(block, reader);
   }
 
-  async read(dataSource: DataSource, workspaceId: string): Promise<Record<OverviewBlock, unknown>> {
+  async read(workspaceId: string): Promise<Record<OverviewBlock, unknown>> {
     const blocks = Object.keys(OVERVIEW_BLOCKS) as OverviewBlock[];
-    const values = await Promise.all(blocks.map((b) => this.readers.get(b)?.(dataSource, workspaceId) ?? OVERVIEW_BLOCKS[b]));
+    const values = await Promise.all(blocks.map((b) => this.readers.get(b)?.(workspaceId) ?? OVERVIEW_BLOCKS[b]));
     return Object.fromEntries(blocks.map((b, i) => [b, values[i]])) as Record<OverviewBlock, unknown>;
   }
 }

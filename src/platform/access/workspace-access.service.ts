@@ -1,32 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { FROZEN_ALLOWED, isRole, roleGrants, WorkspaceAction } from 'src/platform/access/actions';
-import { Env, OperatorContext, WorkspaceContext } from 'src/platform/access/context';
+import { OperatorContext, WorkspaceContext } from 'src/platform/access/context';
 import { ApiError } from 'src/common/http/errors';
 import { isStorableText } from 'src/common/http/text';
-import { namedQuery } from 'src/database/named-query';
-import { inTransaction, Tx } from 'src/database/transaction';
-
-interface AccessRow {
-  id: string;
-  org_id: string;
-  slug: string;
-  env: Env;
-  frozen: boolean;
-  snapshot_version: number;
-  published_version: number;
-  created_at: Date;
-  role: string | null;
-}
-
-const COLUMNS = `w.id, w.org_id, w.slug, w.env, w.frozen, w.snapshot_version, w.published_version, w.created_at, m.role`;
-const READ = {
-  name: 'access_read',
-  text: `SELECT ${COLUMNS} FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.id = $1`,
-};
-const LOCK = `SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE`;
-/** Run after LOCK as its own statement, so it reads what committed while the lock was awaited. */
-const REREAD = `SELECT ${COLUMNS} FROM workspaces w JOIN workspace_members m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.id = $1`;
+import { Tx } from 'src/database/transaction';
+import { Transactions } from 'src/database/transactions';
+import { AccessRow, WorkspaceAccessRepository } from 'src/platform/tenancy/workspace-access.repository';
 
 export const WORKSPACE_NOT_FOUND = 'workspace not found';
 
@@ -38,7 +17,10 @@ export const WORKSPACE_NOT_FOUND = 'workspace not found';
  */
 @Injectable()
 export class WorkspaceAccess {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly repository: WorkspaceAccessRepository,
+    private readonly transactions: Transactions,
+  ) {}
 
   /** All three checks, in order: the authorized workspace context. */
   async authorize(workspaceId: string, operator: OperatorContext, action: WorkspaceAction): Promise<WorkspaceContext> {
@@ -49,8 +31,7 @@ export class WorkspaceAccess {
   async membership(workspaceId: string, operator: OperatorContext, action: WorkspaceAction): Promise<WorkspaceContext> {
     // An id PostgreSQL cannot take names no workspace (src/platform/http/input-text.guard.ts).
     if (!isStorableText(workspaceId)) throw new ApiError(404, WORKSPACE_NOT_FOUND);
-    const rows = await namedQuery<AccessRow>(this.dataSource, READ, [workspaceId, operator.userId]);
-    return this.member(rows[0], operator, action);
+    return this.member(await this.repository.read(workspaceId, operator.userId), operator, action);
   }
 
   /** 403 when the role does not grant the action. */
@@ -65,14 +46,12 @@ export class WorkspaceAccess {
 
   /** Locks the workspace row for the rest of `tx` and re-authorizes; returns the fresh context. */
   async lock(tx: Tx, ctx: WorkspaceContext): Promise<WorkspaceContext> {
-    await tx.manager.query(LOCK, [ctx.id]);
-    const rows: AccessRow[] = await tx.manager.query(REREAD, [ctx.id, ctx.operator.userId]);
-    return this.checked(this.member(rows[0], ctx.operator, ctx.action));
+    return this.checked(this.member(await this.repository.lockAndRead(tx.manager, ctx.id, ctx.operator.userId), ctx.operator, ctx.action));
   }
 
   /** A transaction that starts with `lock`: the shape of every workspace mutation. */
   mutate<T>(ctx: WorkspaceContext, work: (tx: Tx, ws: WorkspaceContext) => Promise<T>): Promise<T> {
-    return inTransaction(this.dataSource, async (tx) => work(tx, await this.lock(tx, ctx)));
+    return this.transactions.run(async (tx) => work(tx, await this.lock(tx, ctx)));
   }
 
   private checked(ws: WorkspaceContext): WorkspaceContext {

@@ -1,8 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { generateKeyPairSync, hkdfSync, KeyObject } from 'node:crypto';
-import { DataSource, Repository } from 'typeorm';
-import { ControlSigningPublicKey } from 'src/platform/signing/control-signing-public-key.entity';
+import { SigningKeysRepository } from 'src/platform/signing/signing-keys.repository';
 import { useCursorKeys } from 'src/common/pagination/cursor';
 import { Ed25519Jwk, ed25519PrivateKey, Jwks, publicJwk, signCompactJws, signDetachedJws } from 'src/common/signing/jws';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
@@ -34,8 +32,7 @@ export class ControlSigning implements OnModuleInit {
   private retired: Ed25519Jwk[] = [];
 
   constructor(
-    private readonly dataSource: DataSource,
-    @InjectRepository(ControlSigningPublicKey) private readonly publicKeys: Repository<ControlSigningPublicKey>,
+    private readonly repository: SigningKeysRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -48,9 +45,9 @@ export class ControlSigning implements OnModuleInit {
     });
     this.next = next ? this.keys[this.keys.length - 1] : null;
     // Recorded before any of them signs: a key can only ever leave the live set as a retired key.
-    await this.publicKeys.createQueryBuilder().insert().values(this.keys.map(({ jwk }) => ({ kid: jwk.kid, x: jwk.x }))).orIgnore().execute();
+    await this.repository.recordPublicKeys(this.keys.map(({ jwk }) => ({ kid: jwk.kid, x: jwk.x })));
     const live = new Set(this.keys.map(({ jwk }) => jwk.kid));
-    const recorded = await this.publicKeys.find({ order: { firstSeenAt: 'ASC', kid: 'ASC' } });
+    const recorded = await this.repository.publicKeys();
     this.retired = recorded.filter((k) => !live.has(k.kid)).map((k) => ({ kty: 'OKP', crv: 'Ed25519', x: k.x, kid: k.kid, alg: 'EdDSA', use: 'sig' }));
     // Cursors are signed with a key derived from the current signing key; the previous and next ones still verify.
     useCursorKeys(this.keys.map(({ key }) => Buffer.from(hkdfSync('sha256', key.export({ format: 'der', type: 'pkcs8' }), Buffer.alloc(0), CURSOR_KEY_INFO, 32))));
@@ -58,19 +55,18 @@ export class ControlSigning implements OnModuleInit {
 
   /** The generated development key: the oldest stored one, created when there is none. */
   private async storedKey(): Promise<string> {
-    const read = async () => ((await this.dataSource.query(`SELECT kid, private_key_pem FROM control_signing_keys ORDER BY created_at, kid LIMIT 1`)) as { kid: string; private_key_pem: string }[])[0];
-    const stored = await read();
-    if (stored) return stored.private_key_pem;
+    const stored = await this.repository.oldestKey();
+    if (stored) return stored.privateKeyPem;
     const { privateKey } = generateKeyPairSync('ed25519');
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     const { kid } = publicJwk(privateKey);
-    await this.dataSource.query(`INSERT INTO control_signing_keys (kid, private_key_pem) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [kid, pem]);
+    await this.repository.insertKey(kid, pem);
     // Replicas starting together may each insert one; all of them use the oldest.
-    const chosen = (await read())!;
+    const chosen = (await this.repository.oldestKey())!;
     if (chosen.kid === kid) {
       this.logger.warn({ msg: 'CONTROL_SIGNING_KEY is unset: generated a signing key and kept it in the database (development only)', kid });
     }
-    return chosen.private_key_pem;
+    return chosen.privateKeyPem;
   }
 
   /** The live public keys, current first, then previous and next: what verifies new signatures. */
