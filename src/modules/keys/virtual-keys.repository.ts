@@ -5,6 +5,7 @@ import { namedQuery } from 'src/database/named-query';
 import { KeyDocumentRow, keyColumns, keyDocumentColumns, KeyRow, keyStatusSql } from 'src/modules/keys/dto/key.document';
 import { KeySort } from 'src/modules/keys/dto/key-list-query.dto';
 import { VirtualKey } from 'src/modules/keys/entities/virtual-key.entity';
+import { workspaceExists } from 'src/platform/tenancy/workspaces.repository';
 
 /** What the key context is built from: the stored key, its workspace's env, and whether the digest asked for is the replaced secret. */
 export type KeyContextRow = KeyRow & { env: Env; previous?: boolean };
@@ -21,17 +22,16 @@ const LIST_BY_LAST_USE = {
 /**
  * The key a digest names: its current secret, or the one its last rotation replaced while that is
  * still valid, or when the key was revoked inside that grace (it then answers `revoked`, never 404).
- * `env` is the key's own copy of its workspace's (migration 1763769740000). The join to `workspaces`
- * (a table of the workspaces module) is only the existence check the spec asks of the lookup
- * (control-plane-core.md section 4: "unknown digest or missing workspace is 404"; test/internal,
- * "answers 404 when the key workspace is missing"); a workspace cannot be deleted (foreign key, no
- * route), so dropping the join changes no answer the database allows: that decision is the lead's.
+ * `env` is the key's own copy of its workspace's (migration 1763769740000); the workspace's existence
+ * (control-plane-core.md section 4: "unknown digest or missing workspace is 404") is checked in the
+ * same statement through the tenancy's fragment, so the lookup stays one round trip.
  */
 // hand-written: the gateway's key lookup, the measured hot path of issue 30 (bench/README.md, "key lookup"); named, on the pool.
 export const BY_HASH = {
   name: 'keys_by_hash',
-  text: `SELECT ${keyColumns('k')}, k.env, k.key_hash <> $1 AS previous FROM virtual_keys k JOIN workspaces w ON w.id = k.workspace_id
-         WHERE k.key_hash = $1 OR (k.previous_key_hash = $1 AND (k.previous_valid_until > clock_timestamp() OR k.revoked_at <= k.previous_valid_until))`,
+  text: `SELECT ${keyColumns('k')}, k.env, k.key_hash <> $1 AS previous FROM virtual_keys k
+         WHERE (k.key_hash = $1 OR (k.previous_key_hash = $1 AND (k.previous_valid_until > clock_timestamp() OR k.revoked_at <= k.previous_valid_until)))
+           AND ${workspaceExists('k.workspace_id')}`,
 };
 // hand-written: the status rule on the database clock (keyStatusSql), named: read by every overview.
 const COUNTS = {
@@ -166,10 +166,10 @@ export class VirtualKeysRepository {
 
   /** The key's context row under its row lock (the key sync): the same columns as BY_HASH. */
   async lockContext(manager: EntityManager, keyId: string): Promise<KeyContextRow | undefined> {
-    // hand-written: FOR UPDATE OF k in the KeyRow shape toKeyContext maps; the same join as BY_HASH (its existence check), so the
+    // hand-written: FOR UPDATE OF k in the KeyRow shape toKeyContext maps; the same existence check as BY_HASH, so the
     // hot-path entry is built from exactly what the lookup reads.
     const [row]: KeyContextRow[] = await manager.query(
-      `SELECT ${keyColumns('k')}, k.env FROM virtual_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1 FOR UPDATE OF k`,
+      `SELECT ${keyColumns('k')}, k.env FROM virtual_keys k WHERE k.id = $1 AND ${workspaceExists('k.workspace_id')} FOR UPDATE OF k`,
       [keyId],
     );
     return row;

@@ -16,6 +16,15 @@ export interface WorkspaceHeader extends WorkspaceVersions {
   env: Env;
 }
 
+/**
+ * Whether the workspace `id` (an SQL expression) exists: a fragment for a statement of another
+ * module that must check it in the same statement (the gateway's key lookup, a measured hot path:
+ * docs/decisions.md, "Module ownership", statements composed from their owners' fragments).
+ */
+export const workspaceExists = (id: string): string =>
+  // hand-written: a primary-key probe the planner turns into a semi-join of the caller's statement.
+  `EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ${id})`;
+
 // hand-written: the row lock of a workspace mutation (the access check's form), no row returned.
 const LOCK = `SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE`;
 // hand-written: increments and reads back in one statement (UPDATE ... RETURNING) under the caller's transaction.
