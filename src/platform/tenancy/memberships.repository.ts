@@ -1,18 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, In, Not } from 'typeorm';
 import type { Role } from 'src/platform/access/actions';
-import type { Env } from 'src/platform/access/context';
+import { WorkspaceRow } from 'src/platform/tenancy/workspaces.repository';
 import { OrganizationMember } from 'src/platform/tenancy/entities/organization-member.entity';
 import { WorkspaceMember } from 'src/platform/tenancy/entities/workspace-member.entity';
 
 /** A workspace as its member lists show it, with the member's role. */
-export interface MemberWorkspaceRow {
-  id: string;
-  org_id: string;
-  slug: string;
-  env: Env;
-  frozen: boolean;
-  snapshot_version: number;
+export interface MemberWorkspaceRow extends WorkspaceRow {
   role: Role;
 }
 

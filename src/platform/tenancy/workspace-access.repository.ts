@@ -1,16 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import type { Env } from 'src/platform/access/context';
 import { namedQuery } from 'src/database/named-query';
+import { WorkspaceRow } from 'src/platform/tenancy/workspaces.repository';
 
 /** The workspace with the caller's membership role, as the access check reads it. */
-export interface AccessRow {
-  id: string;
-  org_id: string;
-  slug: string;
-  env: Env;
-  frozen: boolean;
-  snapshot_version: number;
+export interface AccessRow extends WorkspaceRow {
   published_version: number;
   created_at: Date;
   role: string | null;

@@ -4,6 +4,16 @@ import type { Env } from 'src/platform/access/context';
 import { Organization } from 'src/platform/tenancy/entities/organization.entity';
 import { Workspace } from 'src/platform/tenancy/entities/workspace.entity';
 
+/** A workspace row as the member lists and the workspace documents read it. */
+export interface WorkspaceRow {
+  id: string;
+  org_id: string;
+  slug: string;
+  env: Env;
+  frozen: boolean;
+  snapshot_version: number;
+}
+
 /** A workspace's publication counters: the staged snapshot version and the one the hot path holds. */
 export interface WorkspaceVersions {
   snapshot_version: number;

@@ -1,14 +1,5 @@
-import { Env } from 'src/platform/access/context';
+import { WorkspaceRow } from 'src/platform/tenancy/workspaces.repository';
 import { formatTimeRequired } from 'src/common/time/time';
-
-export interface WorkspaceRow {
-  id: string;
-  org_id: string;
-  slug: string;
-  env: Env;
-  frozen: boolean;
-  snapshot_version: number;
-}
 
 export function toWorkspaceDocument(row: WorkspaceRow) {
   return { id: row.id, org_id: row.org_id, slug: row.slug, env: row.env, frozen: row.frozen, snapshot_version: row.snapshot_version };
