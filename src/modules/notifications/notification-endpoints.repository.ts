@@ -40,7 +40,7 @@ export class NotificationEndpointsRepository {
     return !!affected;
   }
 
-  /** Disables an endpoint for failing unless it is already disabled; true when this call did it. */
+  /** Disables an endpoint (`failing` or `gone`) unless it is already disabled: the endpoint when this call did it, else null. */
   async disable(manager: EntityManager, id: string, reason: 'failing' | 'gone'): Promise<NotificationEndpoint | null> {
     // UPDATE ... RETURNING answers [rows, count] through TypeORM.
     const [rows]: [{ id: string }[], number] = await manager.query(
