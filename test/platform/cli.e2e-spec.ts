@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { signServiceToken } from 'src/platform/auth/service-token';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
+import { tamperAuditTarget } from 'test/support/factories';
 
 const ROOT = join(__dirname, '..', '..');
 /** The environment of a machine that has only the file to verify and control's keys. */
@@ -146,7 +147,7 @@ describe('operations CLI', () => {
     });
     expect(kept).toMatchObject({ code: 0, stdout: `audit trail verified: workspace ${op.workspaceId}, 2 rows (seq 1..2), 0 checkpoints (+2 kept), signed through seq 2\n` });
 
-    await t.db.query(`UPDATE audit_events SET target = 'someone else' WHERE workspace_id = $1 AND seq = 1`, [op.workspaceId]);
+    await tamperAuditTarget(t, op.workspaceId, 1, 'someone else');
     const lines = (exported.body as string).split('\n');
     writeFileSync(file, [JSON.stringify({ ...JSON.parse(lines[0]), target: 'someone else' }), ...lines.slice(1)].join('\n'));
     const [badFile, badDb] = await Promise.all([cli(['audit:verify', file, '--keys', keys], env), cli(['audit:check', op.workspaceId], env)]);

@@ -3,6 +3,7 @@ import { Server } from 'node:http';
 import { rawRequest, RawAnswer } from 'test/support/raw-http';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { mintPassport } from 'test/support/workers';
+import { freezeWorkspace } from 'test/support/factories';
 
 // CORS on the operator API (issue 33): the dashboard's origin (WEB_URL's, by default) may call it
 // from a browser; no other origin may, and nothing outside the operator API answers CORS at all.
@@ -106,7 +107,7 @@ describe('CORS for the dashboard origin (default: the origin of WEB_URL)', () =>
 
     it('409 from a frozen workspace and 422 from validation', async () => {
       const frozen = await t.signIn();
-      await t.db.query(`UPDATE workspaces SET frozen = true WHERE id = $1`, [frozen.workspaceId]);
+      await freezeWorkspace(t, frozen.workspaceId);
       const conflict = await t.http().post(`/api/v1/workspaces/${frozen.workspaceId}/keys`).set('Origin', DASHBOARD).set(bearer(frozen)).send({ agent_id: 'a' }).expect(409);
       expectCrossOrigin(conflict);
       expect(conflict.body).toEqual({ detail: 'workspace is frozen' });

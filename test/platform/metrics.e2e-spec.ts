@@ -1,5 +1,6 @@
 import { MetricsService } from 'src/platform/metrics/metrics.service';
 import { bearer, startTestApp, TestApp } from 'test/support/app';
+import { stageSnapshotVersion } from 'test/support/factories';
 
 describe('Prometheus metrics', () => {
   let t: TestApp;
@@ -28,7 +29,7 @@ describe('Prometheus metrics', () => {
   it('reports publications pending, stream backlog and policy compiles', async () => {
     const op = await t.signIn();
     await t.http().post(`/api/v1/workspaces/${op.workspaceId}/policy/test`).set(bearer(op)).expect(200);
-    await t.db.query(`UPDATE workspaces SET snapshot_version = snapshot_version + 1 WHERE id = $1`, [op.workspaceId]);
+    await stageSnapshotVersion(t, op.workspaceId);
     const text = await scrape();
     expect(text).toMatch(/^control_publications_pending 1$/m);
     expect(text).toMatch(/^control_policy_compile_duration_seconds_count 1$/m);

@@ -362,6 +362,11 @@ export async function tamperAuditDetail(t: TestApp, workspaceId: string, seq: nu
   await t.db.query(`UPDATE audit_events SET detail = $3 WHERE workspace_id = $1 AND seq = $2`, [workspaceId, seq, JSON.stringify(detail)]);
 }
 
+/** Rewrites the stored target of the audit row at `seq` (what a tampering with the trail leaves). */
+export async function tamperAuditTarget(t: TestApp, workspaceId: string, seq: number, target: string): Promise<void> {
+  await t.db.query(`UPDATE audit_events SET target = $3 WHERE workspace_id = $1 AND seq = $2`, [workspaceId, seq, target]);
+}
+
 /** Sets the stored link of the audit row at `seq`. */
 export async function setAuditLink(t: TestApp, workspaceId: string, seq: number | string, chainHash: string): Promise<void> {
   await t.db.query(`UPDATE audit_events SET chain_hash = $3 WHERE workspace_id = $1 AND seq = $2`, [workspaceId, seq, chainHash]);
