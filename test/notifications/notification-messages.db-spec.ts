@@ -194,23 +194,31 @@ describe('NotificationMessagesRepository', () => {
       expect(await repo.deliveriesOf(ws, [])).toEqual([]);
     });
 
-    it('lists newest first with keyset pages over (created_at, id), a half-open window and a type', async () => {
+    it('lists newest first with keyset pages over (created_at, seq), emission order within one instant, a half-open window and a type', async () => {
       const a = await emit({ id: 'msg_a', createdAt: at(10) });
       const b = await emit({ id: 'msg_b', createdAt: at(20), type: 'key.revoked' });
       const c = await emit({ id: 'msg_c', createdAt: at(20) });
       const d = await emit({ id: 'msg_d', createdAt: at(30) });
       const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+      const seq = async (id: string) => String(await repo.seqOf(ws, id));
 
       expect(ids(await repo.list(ws, { limit: 10 }))).toEqual([d, c, b, a]);
       const page1 = await repo.list(ws, { limit: 2 });
       expect(ids(page1)).toEqual([d, c]);
       const last = page1[1];
-      expect(ids(await repo.list(ws, { limit: 2, after: { at: last.created_at, id: last.id } }))).toEqual([b, a]);
-      expect(ids(await repo.list(ws, { limit: 2, after: { at: at(10), id: a } }))).toEqual([]);
+      expect(ids(await repo.list(ws, { limit: 2, after: { at: last.created_at, seq: String(last.seq) } }))).toEqual([b, a]);
+      expect(ids(await repo.list(ws, { limit: 2, after: { at: at(10), seq: await seq(a) } }))).toEqual([]);
       expect(ids(await repo.list(ws, { limit: 10, from: at(10), to: at(30) }))).toEqual([c, b, a]);
       expect(ids(await repo.list(ws, { limit: 10, type: 'key.revoked' }))).toEqual([b]);
-      expect(ids(await repo.list(ws, { limit: 10, type: 'approval.requested', from: at(20), to: at(31), after: { at: at(30), id: d } }))).toEqual([c]);
+      expect(ids(await repo.list(ws, { limit: 10, type: 'approval.requested', from: at(20), to: at(31), after: { at: at(30), seq: await seq(d) } }))).toEqual([c]);
       expect(await repo.list(await seedWorkspace(), { limit: 10 })).toEqual([]);
+      // Two messages of one instant list in emission order (newest emitted first), whatever their ids.
+      const other = await seedWorkspace();
+      const first = await emit({ id: 'msg_z_first', workspaceId: other, createdAt: at(50) });
+      const second = await emit({ id: 'msg_a_second', workspaceId: other, createdAt: at(50) });
+      expect(ids(await repo.list(other, { limit: 10 }))).toEqual([second, first]);
+      const head = (await repo.list(other, { limit: 1 }))[0];
+      expect(ids(await repo.list(other, { limit: 10, after: { at: head.created_at, seq: String(head.seq) } }))).toEqual([first]);
       // A lone bound is not applied (the edge refuses one without the other).
       expect(ids(await repo.list(ws, { limit: 10, from: at(25) }))).toEqual([d, c, b, a]);
     });

@@ -162,8 +162,11 @@ export class NotificationMessagesRepository {
     return row;
   }
 
-  /** Newest first, keyset on (created_at, id). */
-  list(workspaceId: string, q: { from?: Date; to?: Date; type?: string; after?: { at: Date; id: string }; limit: number }): Promise<MessageRow[]> {
+  /**
+   * Newest first, keyset on (created_at, seq): messages emitted within one millisecond (a vote and the
+   * resolution it causes) keep their emission order, which a tie broken by the random id did not.
+   */
+  list(workspaceId: string, q: { from?: Date; to?: Date; type?: string; after?: { at: Date; seq: string }; limit: number }): Promise<MessageRow[]> {
     const values: unknown[] = [workspaceId];
     const where = ['workspace_id = $1'];
     const add = (clause: (n: number) => string, ...params: unknown[]) => {
@@ -172,10 +175,10 @@ export class NotificationMessagesRepository {
     };
     if (q.from && q.to) add((n) => `created_at >= $${n} AND created_at < $${n + 1}`, q.from, q.to);
     if (q.type !== undefined) add((n) => `type = $${n}`, q.type);
-    if (q.after) add((n) => `(created_at, id) < ($${n}, $${n + 1})`, q.after.at, q.after.id);
+    if (q.after) add((n) => `(created_at, seq) < ($${n}, $${n + 1}::bigint)`, q.after.at, q.after.seq);
     values.push(q.limit);
     return this.dataSource.query(
-      `SELECT ${MESSAGE_COLUMNS} FROM notification_messages WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${values.length}`,
+      `SELECT ${MESSAGE_COLUMNS} FROM notification_messages WHERE ${where.join(' AND ')} ORDER BY created_at DESC, seq DESC LIMIT $${values.length}`,
       values,
     );
   }

@@ -13,7 +13,7 @@ import { DeliveryRow, NotificationMessagesRepository } from 'src/modules/notific
 import { DeliveryWaker } from 'src/modules/notifications/delivery-waker';
 
 export const MESSAGE_NOT_FOUND = 'notification message not found';
-const CURSOR = { at: 'timestamp', id: 'string' } as const;
+const CURSOR = { at: 'timestamp', seq: 'string' } as const;
 
 /** The outbox as operators read it, and resend. */
 @Injectable()
@@ -29,11 +29,12 @@ export class NotificationMessagesService {
     const window = requestWindow(q.from, q.to);
     if (q.type !== undefined && !(EVENT_TYPES as readonly string[]).includes(q.type)) throw queryError('type', 'unknown event type');
     const scope = `notification-messages:${ws.id}`;
-    let after: { at: Date; id: string } | undefined;
+    let after: { at: Date; seq: string } | undefined;
     if (q.cursor !== undefined) {
       const value = decodeCursor(CURSOR, scope, q.cursor);
       if (!value) throw queryError('cursor', 'invalid cursor');
-      after = { at: new Date(value.at), id: value.id };
+      if (!/^[0-9]{1,19}$/.test(value.seq)) throw queryError('cursor', 'invalid cursor');
+      after = { at: new Date(value.at), seq: value.seq };
     }
     const rows = await this.messages.list(ws.id, { from: window?.from, to: window?.to, type: q.type, after, limit: q.limit + 1 });
     const page = rows.slice(0, q.limit);
@@ -42,7 +43,7 @@ export class NotificationMessagesService {
     const last = page[page.length - 1];
     return {
       messages: page.map((m) => toMessageDocument(m, deliveries.get(m.id) ?? [])),
-      next_cursor: rows.length > q.limit ? encodeCursor(CURSOR, scope, { at: formatTimeRequired(last.created_at), id: last.id }) : null,
+      next_cursor: rows.length > q.limit ? encodeCursor(CURSOR, scope, { at: formatTimeRequired(last.created_at), seq: String(last.seq) }) : null,
     };
   }
 
