@@ -57,7 +57,7 @@ export class EntryParking {
     }
 
     const workspaceIds = [...new Set(parsed.map((e) => e.workspaceId))];
-    const known = new Set<string>(workspaceIds.length === 0 ? [] : await this.workspaces.existingIds(workspaceIds));
+    const known = workspaceIds.length === 0 ? new Set<string>() : await this.workspaces.existing(workspaceIds);
     const valid = parsed.filter((e) => known.has(e.workspaceId));
     for (const e of parsed) if (!known.has(e.workspaceId)) parked.push({ id: e.id, workspaceId: e.workspaceId, reason: 'unknown workspace', data: null });
 

@@ -193,12 +193,6 @@ export class WorkspacesService {
   private rowOf(ws: WorkspaceContext): WorkspaceRow {
     return { id: ws.id, org_id: ws.orgId, slug: ws.slug, env: ws.env, frozen: ws.frozen, snapshot_version: ws.snapshotVersion };
   }
-
-  // TODO(lead): move to the tenancy repository
-  /** The ids among `ids` that name a workspace (the stream consumer parks entries of the others). */
-  async existingIds(ids: string[]): Promise<string[]> {
-    return [...(await this.existing(ids))];
-  }
 }
 
 function withEmail(row: MembershipRow, emails: Map<string, string | null>): MemberRow {
