@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { NotificationEndpoint } from 'src/modules/notifications/entities/notification-endpoint.entity';
 import { NotificationEndpointsRepository } from 'src/modules/notifications/notification-endpoints.repository';
 import { openRepositoryDatabase, RepositoryDatabase } from 'test/support/repository-database';
+import { Transactions } from 'src/database/transactions';
 
 describe('NotificationEndpointsRepository', () => {
   let db: RepositoryDatabase;
@@ -130,16 +131,16 @@ describe('NotificationEndpointsRepository', () => {
     expect(await repo.disable(ds.manager, 'nep_missing', 'failing')).toBeNull();
   });
 
-  it('runs work in a transaction: a failure rolls its writes back', async () => {
+  it('writes through a Transactions manager: a failure rolls its writes back, after-commit work sees them', async () => {
     await expect(
-      repo.transaction(async (tx) => {
+      new Transactions(ds).run(async (tx) => {
         await repo.insert(tx.manager, row('nep_tx'));
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
     expect(await repo.find(ws, 'nep_tx')).toBeNull();
     const after: string[] = [];
-    await repo.transaction(async (tx) => {
+    await new Transactions(ds).run(async (tx) => {
       await repo.disable(tx.manager, (await repo.insert(tx.manager, row('nep_tx2'))).id, 'failing');
       tx.afterCommit(async () => {
         after.push((await repo.find(ws, 'nep_tx2'))!.disabledReason!);

@@ -15,6 +15,7 @@ import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { signatureHeader } from 'src/modules/notifications/signature';
 import { slackBody } from 'src/modules/notifications/slack';
 import { PostOutcome, WebhookPoster } from 'src/modules/notifications/webhook-post';
+import { Transactions } from 'src/database/transactions';
 
 /** Attempts settled by one statement at most (those that finished while the previous one ran). */
 const SETTLE_BATCH = 128;
@@ -56,6 +57,7 @@ export class DeliveryService implements OnApplicationShutdown {
     private readonly endpoints: NotificationEndpointsRepository,
     private readonly outbox: OutboxService,
     private readonly audit: AuditService,
+    private readonly transactions: Transactions,
     waker: DeliveryWaker,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -300,7 +302,7 @@ export class DeliveryService implements OnApplicationShutdown {
 
   /** Disables the endpoint once (a concurrent attempt finds it disabled), with its audit row and event. */
   private async disable(d: ClaimedDelivery, reason: 'gone' | 'failing'): Promise<void> {
-    await this.endpoints.transaction(async (tx) => {
+    await this.transactions.run(async (tx) => {
       const row = await this.endpoints.disable(tx.manager, d.endpoint_id, reason);
       if (!row) return;
       await this.audit.record(tx, { workspaceId: row.workspaceId, actor: null, action: 'notification_endpoint.disable', target: row.id, detail: { reason } });

@@ -1,17 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { inTransaction, Tx } from 'src/database/transaction';
 import { NotificationEndpoint } from 'src/modules/notifications/entities/notification-endpoint.entity';
 
 /** Every statement on `notification_endpoints`. */
 @Injectable()
 export class NotificationEndpointsRepository {
   constructor(private readonly dataSource: DataSource) {}
-
-  /** A transaction outside a workspace mutation (delivery disabling an endpoint). */
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return inTransaction(this.dataSource, work);
-  }
 
   list(workspaceId: string): Promise<NotificationEndpoint[]> {
     return this.dataSource.manager.find(NotificationEndpoint, { where: { workspaceId }, order: { createdAt: 'ASC', id: 'ASC' } });
