@@ -11,7 +11,7 @@
  *   4. STREAMS open event streams on this process: memory growth and commit-to-stream latency.
  *
  *   NODE_PATH=. node --expose-gc -r ts-node/register/transpile-only bench/notifications.ts
- *   BENCH_DELIVERY_ONLY=1 ...   # figure 1 alone (BENCH_ROUNDS rounds after the first-form one)
+ *   BENCH_FIGURES=2,3 ...   # only these figures (default 1,2,3,4)
  */
 import { randomBytes } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
@@ -41,6 +41,7 @@ const BATCHES = Number(process.env.BENCH_BATCHES ?? 10);
 const BATCH = Number(process.env.BENCH_BATCH ?? 1000);
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 500);
 const CONCURRENCY = 16;
+const FIGURES = new Set((process.env.BENCH_FIGURES ?? '1,2,3,4').split(','));
 const hex = (n: number) => randomBytes(n).toString('hex');
 const gc = () => (global as { gc?: () => void }).gc?.();
 
@@ -76,191 +77,198 @@ async function main(): Promise<void> {
     const ws = (await call('GET', '/api/v1/me')).default_workspace_id as string;
     console.log('notifications bench (shared 2-core machine: ratios within this run)');
 
-    // 1. Delivery throughput.
-    const endpoint = await call('POST', `/api/v1/workspaces/${ws}/notification-endpoints`, { url: hook, event_types: ['*'] });
-    const bodies = Array.from({ length: DELIVERIES }, () => ({ id: `msg_${hex(12)}`, body: JSON.stringify({ type: 'key.revoked', timestamp: new Date().toISOString(), data: { key_id: `key_${hex(12)}`, agent_id: 'bench', workspace_id: ws } }) }));
-    const agent = new Agent({ keepAlive: true });
-    const bare = async () => {
-      const started = performance.now();
-      let next = 0;
-      const post = (m: { id: string; body: string }) =>
-        new Promise<void>((resolve, reject) => {
-          const ts = Math.floor(Date.now() / 1000);
-          const req = request(hook, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'webhook-id': m.id, 'webhook-timestamp': String(ts), 'webhook-signature': signatureHeader([endpoint.secret as string], m.id, ts, m.body) } }, (res) => {
-            res.resume();
-            res.on('end', resolve);
+    if (FIGURES.has('1')) {
+      // 1. Delivery throughput.
+      const endpoint = await call('POST', `/api/v1/workspaces/${ws}/notification-endpoints`, { url: hook, event_types: ['*'] });
+      const bodies = Array.from({ length: DELIVERIES }, () => ({ id: `msg_${hex(12)}`, body: JSON.stringify({ type: 'key.revoked', timestamp: new Date().toISOString(), data: { key_id: `key_${hex(12)}`, agent_id: 'bench', workspace_id: ws } }) }));
+      const agent = new Agent({ keepAlive: true });
+      const bare = async () => {
+        const started = performance.now();
+        let next = 0;
+        const post = (m: { id: string; body: string }) =>
+          new Promise<void>((resolve, reject) => {
+            const ts = Math.floor(Date.now() / 1000);
+            const req = request(hook, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'webhook-id': m.id, 'webhook-timestamp': String(ts), 'webhook-signature': signatureHeader([endpoint.secret as string], m.id, ts, m.body) } }, (res) => {
+              res.resume();
+              res.on('end', resolve);
+            });
+            req.on('error', reject);
+            req.end(m.body);
           });
-          req.on('error', reject);
-          req.end(m.body);
-        });
-      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-        while (next < bodies.length) await post(bodies[next++]);
-      }));
-      return bodies.length / ((performance.now() - started) / 1000);
-    };
-    // Ours: the deliveries of DELIVERIES messages emitted in one transaction. The clock starts when
-    // delivery is woken, after the commit's stream publishes (the emit's work, not delivery's) have
-    // come back from Redis; `fromCommit` also times one batch as the first form did, from just
-    // before the commit with those publishes inside.
-    const waker = app.get(DeliveryWaker);
-    const wake = waker.wake.bind(waker);
-    const ours = async (fromCommit: boolean) => {
-      received = 0;
-      let echoed = 0;
-      const unlisten = app.get(EventHub).listen(ws, () => echoed++);
-      let started = 0;
-      if (!fromCommit) waker.wake = () => undefined;
-      await inTransaction(ds, async (tx) => {
-        for (let i = 0; i < DELIVERIES; i++) await outbox.emit(tx, ws, 'key.revoked', { key_id: `key_${hex(12)}`, agent_id: 'bench' });
-        started = performance.now();
-      });
-      if (!fromCommit) {
-        while (echoed < DELIVERIES) await new Promise((resolve) => setTimeout(resolve, 5));
-        waker.wake = wake;
-        started = performance.now();
-        wake();
-      }
-      unlisten();
-      while (received < DELIVERIES) await new Promise((resolve) => setTimeout(resolve, 5));
-      const rate = DELIVERIES / ((performance.now() - started) / 1000);
-      while (Number((await ds.query(`SELECT count(*) AS n FROM notification_deliveries WHERE state = 'pending'`))[0].n) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
-      return rate;
-    };
-    // Rounds of bare, ours, bare; the first round is the first form (one triple, the bare client cold).
-    const ratios: number[] = [];
-    for (let round = 0; round <= ROUNDS; round++) {
-      const before = await bare();
-      received = 0;
-      const oursRate = await ours(round === 0);
-      const after = await bare();
-      const ratio = oursRate / ((before + after) / 2);
-      if (round > 0) ratios.push(ratio);
-      console.log(
-        `1. delivery${round === 0 ? ' (first form: clock from the commit, the stream publishes inside)' : `, round ${round}`}: ${oursRate.toFixed(0)} deliveries/s (claim, sign, POST, log) ` +
-          `vs bare node client ${((before + after) / 2).toFixed(0)} POST/s (${before.toFixed(0)}, ${after.toFixed(0)}): ratio ${ratio.toFixed(2)}`,
-      );
-    }
-    console.log(`1. delivery: median ratio ${median(ratios).toFixed(2)} of ${ROUNDS} rounds (${ratios.map((r) => r.toFixed(2)).join(', ')})`);
-    await ds.query(`DELETE FROM notification_endpoints WHERE id = $1`, [endpoint.endpoint_id]);
-    if (process.env.BENCH_DELIVERY_ONLY === '1') return;
-
-    // 2. Outbox cost on the act (an endpoint taking everything, so every act also makes a delivery row, left pending).
-    await call('POST', `/api/v1/workspaces/${ws}/notification-endpoints`, { url: 'http://127.0.0.1:9/none', event_types: ['*', 'audit.event'], enabled: true });
-    app.get(DeliveryService).onApplicationShutdown(); // stop delivering: the act alone is measured
-    await call('POST', `/api/v1/workspaces/${ws}/approval-policies`, {
-      name: 'bench', rules: [{ rule_id: 'r1', effect: 'allow', actions: ['tool.call'], tools: ['*'], environments: ['dev', 'stage', 'prod'], approver_roles: ['owner'], approver_user_ids: [], quorum: 1 }],
-    });
-    const key = await call('POST', `/api/v1/workspaces/${ws}/keys`, { agent_id: 'holder' });
-    const service = { Authorization: `Bearer ${await signServiceToken(config.serviceJwtSecret!, 'gateway', 'control')}`, 'content-type': 'application/json' };
-    const real = outbox.emit.bind(outbox);
-    const timeActs = async (act: () => Promise<unknown>) => {
-      const started = performance.now();
-      for (let i = 0; i < ACTS; i++) await act();
-      return (performance.now() - started) / ACTS;
-    };
-    const mint = () => call('POST', `/api/v1/workspaces/${ws}/keys`, { agent_id: 'bench' });
-    const hold = () => call('POST', `/internal/v1/workspaces/${ws}/approvals`, {
-      request_id: `req_${hex(12)}`, key_id: key.key_id, tool: 'refund', invocation_tool: 'refund', connection_id: `conn_${hex(12)}`, env: 'dev', safe_summary: {}, reason: 'bench',
-    }, service);
-    for (const [name, act] of [['mint a key', mint], ['hold a call', hold]] as const) {
-      await timeActs(act);
-      const withOutbox: number[] = [];
-      const without: number[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        outbox.emit = real;
-        withOutbox.push(await timeActs(act));
-        outbox.emit = async () => null;
-        without.push(await timeActs(act));
-      }
-      outbox.emit = real;
-      console.log(`2. ${name}: ${median(without).toFixed(2)} ms without the outbox write, ${median(withOutbox).toFixed(2)} ms with it (median of ${ROUNDS} rounds of ${ACTS}): cost ${((median(withOutbox) / median(without) - 1) * 100).toFixed(1)}%`);
-    }
-
-    // 3. Ingestion with the budget check.
-    const keys: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      const id = `key_${hex(12)}`;
-      keys.push(id);
-      await ds.query(
-        `INSERT INTO virtual_keys (id, workspace_id, env, agent_id, prefix, key_hash, last4, allowed_models, allowed_tools, tools_mode, scopes, attributes, budget_micros_usd_month)
-         SELECT $1, $2, env, 'bench', 'ob_test', $3, 'abcd', '["*"]', '["*"]', 'full', '["llm"]', '{}', 1000000000000 FROM workspaces WHERE id = $2`,
-        [id, ws, hex(32)],
-      );
-    }
-    const budgets = app.get(BudgetThresholds);
-    const usageProjector = app.get(UsageProjector);
-    const batch = (): ParsedEntry<UsageEntry>[] =>
-      Array.from({ length: BATCH }, (_, i) => ({
-        id: `${Date.now()}-${i}`,
-        workspaceId: ws,
-        partitionTime: new Date(),
-        value: { event: { event_id: `evt_${hex(12)}`, workspace_id: ws, kind: 'llm', key_id: keys[i % keys.length], model: 'm', provider: 'p', tool: null, pricing_known: true, outcome: 'ok', usd_micros: '100', tokens_in: '1', tokens_out: '1', tokens_cached: '0', tokens_reasoning: '0', occurred_at: new Date() } },
-      })) as never;
-    const project = async (check: boolean) => {
-      const started = performance.now();
-      for (let i = 0; i < BATCHES; i++) {
-        const entries = batch();
+        await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+          while (next < bodies.length) await post(bodies[next++]);
+        }));
+        return bodies.length / ((performance.now() - started) / 1000);
+      };
+      // Ours: the deliveries of DELIVERIES messages emitted in one transaction. The clock starts when
+      // delivery is woken, after the commit's stream publishes (the emit's work, not delivery's) have
+      // come back from Redis; `fromCommit` also times one batch as the first form did, from just
+      // before the commit with those publishes inside.
+      const waker = app.get(DeliveryWaker);
+      const wake = waker.wake.bind(waker);
+      const ours = async (fromCommit: boolean) => {
+        received = 0;
+        let echoed = 0;
+        const unlisten = app.get(EventHub).listen(ws, () => echoed++);
+        let started = 0;
+        if (!fromCommit) waker.wake = () => undefined;
         await inTransaction(ds, async (tx) => {
-          await usageProjector.project(tx.manager, entries);
-          if (check) await budgets.check(tx, entries);
+          for (let i = 0; i < DELIVERIES; i++) await outbox.emit(tx, ws, 'key.revoked', { key_id: `key_${hex(12)}`, agent_id: 'bench' });
+          started = performance.now();
         });
-      }
-      return (BATCHES * BATCH) / ((performance.now() - started) / 1000);
-    };
-    await project(true);
-    const checked: number[] = [];
-    const plain: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      plain.push(await project(false));
-      checked.push(await project(true));
-    }
-    console.log(`3. ingestion: ${median(checked).toFixed(0)} events/s with the budget check vs ${median(plain).toFixed(0)} without (batches of ${BATCH}, 50 capped keys): ratio ${(median(checked) / median(plain)).toFixed(2)}`);
-
-    // 4. Open streams.
-    gc();
-    const before = process.memoryUsage();
-    const controllers: AbortController[] = [];
-    const arrivals = new Map<string, number[]>();
-    for (let i = 0; i < STREAMS; i++) {
-      const controller = new AbortController();
-      controllers.push(controller);
-      const res = await fetch(`${base}/api/v1/workspaces/${ws}/events?types=key.*`, { headers, signal: controller.signal });
-      void (async () => {
-        const reader = res.body!.getReader();
-        const decoder = new TextDecoder();
-        try {
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) return;
-            for (const match of decoder.decode(value).matchAll(/^id: (msg_[0-9a-f]+)$/gm)) arrivals.get(match[1])?.push(performance.now());
-          }
-        } catch {
-          // aborted
+        if (!fromCommit) {
+          while (echoed < DELIVERIES) await new Promise((resolve) => setTimeout(resolve, 5));
+          waker.wake = wake;
+          started = performance.now();
+          wake();
         }
-      })();
+        unlisten();
+        while (received < DELIVERIES) await new Promise((resolve) => setTimeout(resolve, 5));
+        const rate = DELIVERIES / ((performance.now() - started) / 1000);
+        while (Number((await ds.query(`SELECT count(*) AS n FROM notification_deliveries WHERE state = 'pending'`))[0].n) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        return rate;
+      };
+      // Rounds of bare, ours, bare; the first round is the first form (one triple, the bare client cold).
+      const ratios: number[] = [];
+      for (let round = 0; round <= ROUNDS; round++) {
+        const before = await bare();
+        received = 0;
+        const oursRate = await ours(round === 0);
+        const after = await bare();
+        const ratio = oursRate / ((before + after) / 2);
+        if (round > 0) ratios.push(ratio);
+        console.log(
+          `1. delivery${round === 0 ? ' (first form: clock from the commit, the stream publishes inside)' : `, round ${round}`}: ${oursRate.toFixed(0)} deliveries/s (claim, sign, POST, log) ` +
+            `vs bare node client ${((before + after) / 2).toFixed(0)} POST/s (${before.toFixed(0)}, ${after.toFixed(0)}): ratio ${ratio.toFixed(2)}`,
+        );
+      }
+      console.log(`1. delivery: median ratio ${median(ratios).toFixed(2)} of ${ROUNDS} rounds (${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+      await ds.query(`DELETE FROM notification_endpoints WHERE id = $1`, [endpoint.endpoint_id]);
     }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    gc();
-    const after = process.memoryUsage();
-    const latencies: number[] = [];
-    for (let i = 0; i < 20; i++) {
-      // From the start of the committing transaction (an upper bound of commit-to-stream).
-      const started = performance.now();
-      let got: number[] = [];
-      await inTransaction(ds, async (tx) => {
-        const id = await outbox.emit(tx, ws, 'key.rotated', { key_id: `key_${hex(12)}`, agent_id: 'bench' });
-        got = [];
-        arrivals.set(id!, got);
+
+    if (FIGURES.has('2')) {
+      // 2. Outbox cost on the act (an endpoint taking everything, so every act also makes a delivery row, left pending).
+      await call('POST', `/api/v1/workspaces/${ws}/notification-endpoints`, { url: 'http://127.0.0.1:9/none', event_types: ['*', 'audit.event'], enabled: true });
+      app.get(DeliveryService).onApplicationShutdown(); // stop delivering: the act alone is measured
+      await call('POST', `/api/v1/workspaces/${ws}/approval-policies`, {
+        name: 'bench', rules: [{ rule_id: 'r1', effect: 'allow', actions: ['tool.call'], tools: ['*'], environments: ['dev', 'stage', 'prod'], approver_roles: ['owner'], approver_user_ids: [], quorum: 1 }],
       });
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      for (const at of got) latencies.push(at - started);
-      if (got.length !== STREAMS) console.log(`   message ${i}: ${got.length} of ${STREAMS} streams within a second`);
+      const key = await call('POST', `/api/v1/workspaces/${ws}/keys`, { agent_id: 'holder' });
+      const service = { Authorization: `Bearer ${await signServiceToken(config.serviceJwtSecret!, 'gateway', 'control')}`, 'content-type': 'application/json' };
+      const real = outbox.emit.bind(outbox);
+      const timeActs = async (act: () => Promise<unknown>) => {
+        const started = performance.now();
+        for (let i = 0; i < ACTS; i++) await act();
+        return (performance.now() - started) / ACTS;
+      };
+      const mint = () => call('POST', `/api/v1/workspaces/${ws}/keys`, { agent_id: 'bench' });
+      const hold = () => call('POST', `/internal/v1/workspaces/${ws}/approvals`, {
+        request_id: `req_${hex(12)}`, key_id: key.key_id, tool: 'refund', invocation_tool: 'refund', connection_id: `conn_${hex(12)}`, env: 'dev', safe_summary: {}, reason: 'bench',
+      }, service);
+      for (const [name, act] of [['mint a key', mint], ['hold a call', hold]] as const) {
+        await timeActs(act);
+        const withOutbox: number[] = [];
+        const without: number[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          outbox.emit = real;
+          withOutbox.push(await timeActs(act));
+          outbox.emit = async () => null;
+          without.push(await timeActs(act));
+        }
+        outbox.emit = real;
+        console.log(`2. ${name}: ${median(without).toFixed(2)} ms without the outbox write, ${median(withOutbox).toFixed(2)} ms with it (median of ${ROUNDS} rounds of ${ACTS}): cost ${((median(withOutbox) / median(without) - 1) * 100).toFixed(1)}%`);
+      }
     }
-    for (const c of controllers) c.abort();
-    console.log(
-      `4. ${STREAMS} open streams: rss +${((after.rss - before.rss) / 1048576).toFixed(1)} MiB, heap +${((after.heapUsed - before.heapUsed) / 1048576).toFixed(1)} MiB ` +
-        `(server and client in one process); commit-to-stream p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms over ${latencies.length} arrivals`,
-    );
+
+    if (FIGURES.has('3')) {
+      // 3. Ingestion with the budget check.
+      const keys: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        const id = `key_${hex(12)}`;
+        keys.push(id);
+        await ds.query(
+          `INSERT INTO virtual_keys (id, workspace_id, env, agent_id, prefix, key_hash, last4, allowed_models, allowed_tools, tools_mode, scopes, attributes, budget_micros_usd_month)
+           SELECT $1, $2, env, 'bench', 'ob_test', $3, 'abcd', '["*"]', '["*"]', 'full', '["llm"]', '{}', 1000000000000 FROM workspaces WHERE id = $2`,
+          [id, ws, hex(32)],
+        );
+      }
+      const budgets = app.get(BudgetThresholds);
+      const usageProjector = app.get(UsageProjector);
+      const batch = (): ParsedEntry<UsageEntry>[] =>
+        Array.from({ length: BATCH }, (_, i) => ({
+          id: `${Date.now()}-${i}`,
+          workspaceId: ws,
+          partitionTime: new Date(),
+          value: { event: { event_id: `evt_${hex(12)}`, workspace_id: ws, kind: 'llm', key_id: keys[i % keys.length], model: 'm', provider: 'p', tool: null, pricing_known: true, outcome: 'ok', usd_micros: '100', tokens_in: '1', tokens_out: '1', tokens_cached: '0', tokens_reasoning: '0', occurred_at: new Date() } },
+        })) as never;
+      const project = async (check: boolean) => {
+        const started = performance.now();
+        for (let i = 0; i < BATCHES; i++) {
+          const entries = batch();
+          await inTransaction(ds, async (tx) => {
+            await usageProjector.project(tx.manager, entries);
+            if (check) await budgets.check(tx, entries);
+          });
+        }
+        return (BATCHES * BATCH) / ((performance.now() - started) / 1000);
+      };
+      await project(true);
+      const checked: number[] = [];
+      const plain: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        plain.push(await project(false));
+        checked.push(await project(true));
+      }
+      console.log(`3. ingestion: ${median(checked).toFixed(0)} events/s with the budget check vs ${median(plain).toFixed(0)} without (batches of ${BATCH}, 50 capped keys): ratio ${(median(checked) / median(plain)).toFixed(2)}`);
+    }
+
+    if (FIGURES.has('4')) {
+      // 4. Open streams.
+      gc();
+      const before = process.memoryUsage();
+      const controllers: AbortController[] = [];
+      const arrivals = new Map<string, number[]>();
+      for (let i = 0; i < STREAMS; i++) {
+        const controller = new AbortController();
+        controllers.push(controller);
+        const res = await fetch(`${base}/api/v1/workspaces/${ws}/events?types=key.*`, { headers, signal: controller.signal });
+        void (async () => {
+          const reader = res.body!.getReader();
+          const decoder = new TextDecoder();
+          try {
+            for (;;) {
+              const { done, value } = await reader.read();
+              if (done) return;
+              for (const match of decoder.decode(value).matchAll(/^id: (msg_[0-9a-f]+)$/gm)) arrivals.get(match[1])?.push(performance.now());
+            }
+          } catch {
+            // aborted
+          }
+        })();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      gc();
+      const after = process.memoryUsage();
+      const latencies: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        // From the start of the committing transaction (an upper bound of commit-to-stream).
+        const started = performance.now();
+        let got: number[] = [];
+        await inTransaction(ds, async (tx) => {
+          const id = await outbox.emit(tx, ws, 'key.rotated', { key_id: `key_${hex(12)}`, agent_id: 'bench' });
+          got = [];
+          arrivals.set(id!, got);
+        });
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        for (const at of got) latencies.push(at - started);
+        if (got.length !== STREAMS) console.log(`   message ${i}: ${got.length} of ${STREAMS} streams within a second`);
+      }
+      for (const c of controllers) c.abort();
+      console.log(
+        `4. ${STREAMS} open streams: rss +${((after.rss - before.rss) / 1048576).toFixed(1)} MiB, heap +${((after.heapUsed - before.heapUsed) / 1048576).toFixed(1)} MiB ` +
+          `(server and client in one process); commit-to-stream p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms over ${latencies.length} arrivals`,
+      );
+    }
   } finally {
     receiver.closeAllConnections();
     receiver.close();
