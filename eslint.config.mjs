@@ -44,6 +44,7 @@ export default tseslint.config(
         { selector: "CallExpression[callee.property.name='query']", message: viaRepository },
         { selector: "CallExpression[callee.property.name='createQueryBuilder']", message: viaRepository },
         { selector: "CallExpression[callee.name='namedQuery']", message: viaRepository },
+        { selector: "CallExpression[callee.name='namedQueryIn']", message: viaRepository },
       ],
     },
   },

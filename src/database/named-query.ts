@@ -1,4 +1,5 @@
-import { DataSource } from 'typeorm';
+import * as pg from 'pg';
+import { DataSource, EntityManager } from 'typeorm';
 import { BoundedPool } from 'src/database/bounded-driver';
 
 export interface NamedStatement {
@@ -14,5 +15,17 @@ export interface NamedStatement {
 export async function namedQuery<T>(dataSource: DataSource, statement: NamedStatement, values: unknown[]): Promise<T[]> {
   const pool = (dataSource.driver as unknown as { master: BoundedPool }).master;
   const result = await pool.run<T>({ name: statement.name, text: statement.text }, values);
+  return result.rows;
+}
+
+/**
+ * A named statement through `manager`: on the connection of the caller's transaction (the manager
+ * of a `Tx`), else on the pool. For a statement that every act of some kind runs in its own
+ * transaction (the outbox's emit), where planning it anew each time costs more than running it.
+ */
+export async function namedQueryIn<T>(manager: EntityManager, statement: NamedStatement, values: unknown[]): Promise<T[]> {
+  const client = (manager.queryRunner as { databaseConnection?: pg.Client } | undefined)?.databaseConnection;
+  if (!client) return namedQuery<T>(manager.connection, statement, values);
+  const result = await client.query<T & pg.QueryResultRow>({ name: statement.name, text: statement.text, values });
   return result.rows;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { newId } from 'src/common/ids/ids';
-import { namedQuery } from 'src/database/named-query';
+import { namedQuery, namedQueryIn } from 'src/database/named-query';
 import { MATCHES_SQL } from 'src/modules/notifications/events';
 import { NotificationAttempt } from 'src/modules/notifications/entities/notification-attempt.entity';
 import { DeliveryState } from 'src/modules/notifications/entities/notification-delivery.entity';
@@ -70,8 +70,9 @@ const MESSAGE_COLUMNS = `id, workspace_id, seq, type, body, created_at`;
  * take its type (or only to `endpointId`), in one statement of the caller's transaction. A
  * `dedupe_key` already used in the workspace inserts nothing (the event was emitted before).
  */
-const EMIT = (toOne: boolean) => `
-  WITH m AS (
+const emitStatement = (toOne: boolean) => ({
+  name: toOne ? 'notification_emit_one' : 'notification_emit',
+  text: `WITH m AS (
     INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)
     ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id, seq
   ), d AS (
@@ -80,7 +81,10 @@ const EMIT = (toOne: boolean) => `
     WHERE ${toOne ? 'e.id = $7' : MATCHES_SQL('e.event_types', '$3')}
     RETURNING 1
   )
-  SELECT m.seq, (SELECT count(*) FROM d)::int AS deliveries FROM m`;
+  SELECT m.seq, (SELECT count(*) FROM d)::int AS deliveries FROM m`,
+});
+const EMIT = emitStatement(false);
+const EMIT_ONE = emitStatement(true);
 
 /**
  * The claim: due rows, oldest first, locked (`SKIP LOCKED`: another replica's claim in progress is
@@ -153,7 +157,7 @@ export class NotificationMessagesRepository {
   /** The new message's `seq` and delivery count; null when its dedupe key was already used. */
   async emit(manager: EntityManager, m: NewMessage, endpointId?: string): Promise<{ seq: string; deliveries: number } | null> {
     const values = [m.id, m.workspaceId, m.type, m.body, m.dedupeKey, m.createdAt, ...(endpointId ? [endpointId] : [])];
-    const rows: { seq: string; deliveries: number }[] = await manager.query(EMIT(!!endpointId), values);
+    const rows = await namedQueryIn<{ seq: string; deliveries: number }>(manager, endpointId ? EMIT_ONE : EMIT, values);
     return rows[0] ?? null;
   }
 
