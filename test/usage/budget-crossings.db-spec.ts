@@ -1,3 +1,4 @@
+import { NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
 import { UsageEventsRepository } from 'src/modules/usage/usage-events.repository';
 import { UsageRollupsRepository } from 'src/modules/usage/usage-rollups.repository';
 import { ReadModelPartitionsRepository } from 'src/modules/streams/read-model-partitions.repository';
@@ -62,11 +63,20 @@ describe('UsageRollupsRepository.budgetCrossings', () => {
 
   it('leaves out a threshold whose message is written, in that workspace only', async () => {
     await db.dataSource.query(
-      `INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, created_at)
-       VALUES ('msg_1', 'ws_a', 'budget.threshold_crossed', '{}', $1, now()), ('msg_2', 'ws_b', 'budget.threshold_crossed', '{}', $2, now())`,
-      [`budget:key_capped:50:${FROM}`, `budget:key_capped:80:${FROM}`],
+      `INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, dedupe_until, created_at)
+       VALUES ('msg_1', 'ws_a', 'budget.threshold_crossed', '{}', $1, $3, now()), ('msg_2', 'ws_b', 'budget.threshold_crossed', '{}', $2, $3, now())`,
+      [`budget:key_capped:50:${FROM}`, `budget:key_capped:80:${FROM}`, MONTH.to],
     );
     expect((await crossings([['ws_a', 'key_capped']])).map((r) => r.threshold)).toEqual([80]);
+  });
+
+  it('still leaves out a crossing of the 1st on the 31st, after retention (30 days) purged what it could', async () => {
+    const messages = new NotificationMessagesRepository(db.dataSource);
+    const dedupe = { key: `budget:key_capped:80:${FROM}`, until: MONTH.to };
+    await messages.emit(db.dataSource.manager, { id: 'msg_80', workspaceId: 'ws_a', type: 'budget.threshold_crossed', body: '{}', dedupe, createdAt: at(1, 1) });
+    const now = at(31, 2);
+    await messages.purge(new Date(now.getTime() - 30 * 86_400_000), now);
+    expect((await crossings([['ws_a', 'key_capped']])).map((r) => r.threshold)).toEqual([]);
   });
 
   it('reads nothing for no pairs, and nothing below the first threshold', async () => {

@@ -12,7 +12,8 @@ export interface NewMessage {
   workspaceId: string;
   type: string;
   body: string;
-  dedupeKey: string | null;
+  /** With the instant after which its event cannot recur (`dedupe_until`). */
+  dedupe: { key: string; until: Date } | null;
   createdAt: Date;
 }
 
@@ -72,12 +73,12 @@ const MESSAGE_COLUMNS = `id, workspace_id, seq, type, body, created_at`;
  */
 const EMIT = (toOne: boolean) => `
   WITH m AS (
-    INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+    INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, dedupe_until, created_at) VALUES ($1, $2, $3, $4, $5, $7, $6)
     ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id, seq
   ), d AS (
     INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at)
     SELECT e.id, m.id, $2, 'pending', $6 FROM m JOIN notification_endpoints e ON e.workspace_id = $2 AND e.enabled
-    WHERE ${toOne ? 'e.id = $7' : MATCHES_SQL('e.event_types', '$3')}
+    WHERE ${toOne ? 'e.id = $8' : MATCHES_SQL('e.event_types', '$3')}
     RETURNING 1
   )
   SELECT m.seq, (SELECT count(*) FROM d)::int AS deliveries FROM m`;
@@ -152,7 +153,7 @@ export class NotificationMessagesRepository {
 
   /** The new message's `seq` and delivery count; null when its dedupe key was already used. */
   async emit(manager: EntityManager, m: NewMessage, endpointId?: string): Promise<{ seq: string; deliveries: number } | null> {
-    const values = [m.id, m.workspaceId, m.type, m.body, m.dedupeKey, m.createdAt, ...(endpointId ? [endpointId] : [])];
+    const values = [m.id, m.workspaceId, m.type, m.body, m.dedupe?.key ?? null, m.createdAt, m.dedupe?.until ?? null, ...(endpointId ? [endpointId] : [])];
     const rows: { seq: string; deliveries: number }[] = await manager.query(EMIT(!!endpointId), values);
     return rows[0] ?? null;
   }
@@ -295,10 +296,14 @@ export class NotificationMessagesRepository {
     return qb.getMany();
   }
 
-  /** Drops messages (with their deliveries) and attempts older than `before`. */
-  async purge(before: Date): Promise<void> {
+  /**
+   * Drops attempts older than `before`, and messages (with their deliveries) older than `before`
+   * whose dedupe key cannot recur at `now` (`dedupe_until` passed): a key whose event can still
+   * recur stays written, so its event is not emitted twice.
+   */
+  async purge(before: Date, now: Date): Promise<void> {
     await this.dataSource.query(`DELETE FROM notification_attempts WHERE attempted_at < $1`, [before]);
-    await this.dataSource.query(`DELETE FROM notification_messages WHERE created_at < $1`, [before]);
+    await this.dataSource.query(`DELETE FROM notification_messages WHERE created_at < $1 AND (dedupe_until IS NULL OR dedupe_until <= $2)`, [before, now]);
   }
 }
 

@@ -50,7 +50,7 @@ export class BudgetThresholds {
           spent_usd_micros: BigInt(c.spent),
           period: { from, to: formatTimeRequired(period.to) },
         },
-        { dedupeKey: budgetDedupeKey(c.key_id, c.threshold, from) },
+        { dedupe: { key: budgetDedupeKey(c.key_id, c.threshold, from), until: period.to } },
       );
     }
   }
