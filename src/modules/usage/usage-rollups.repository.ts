@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { TimeWindow } from 'src/common/time/time';
-import { namedQuery } from 'src/database/named-query';
+import { namedQuery, namedQueryIn } from 'src/database/named-query';
 import { Dimension, DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, TotalsField } from 'src/modules/usage/usage-vocabulary';
 import { cappedKeysAmong } from 'src/modules/keys/key-fragments.repository';
 import { messageWritten } from 'src/modules/notifications/notification-messages.repository';
@@ -72,6 +72,29 @@ function summaryStatement(groupBy: Dimension) {
 /** The summary statement of each `group_by`, built once. */
 const SUMMARY_STATEMENTS = Object.fromEntries(Object.keys(DIMENSIONS).map((d) => [d, summaryStatement(d as Dimension)])) as Record<Dimension, ReturnType<typeof summaryStatement>>;
 
+/**
+ * The budget check's statement (`budgetCrossings`): named, so each connection plans it once (bench/notifications.ts
+ * figure 3: planning was about half of its time per batch).
+ */
+const BUDGET_CROSSINGS = {
+  name: 'usage_budget_crossings',
+  text: `WITH capped AS MATERIALIZED (${cappedKeysAmong('$1', '$2')}),
+       rollups AS (
+         SELECT r.workspace_id, r.value, sum(r.usd_micros) AS spent FROM usage_rollups r
+         WHERE r.workspace_id = ANY(ARRAY(SELECT DISTINCT workspace_id FROM capped)) AND r.dim = 'key' AND r.bucket >= $3 AND r.bucket < $4
+           AND r.value = ANY(ARRAY(SELECT id FROM capped))
+         GROUP BY 1, 2
+       ), spend AS (
+         SELECT c.workspace_id, c.id, c.agent_id, c.cap, COALESCE(r.spent, 0) AS spent
+         FROM capped c LEFT JOIN rollups r ON r.workspace_id = c.workspace_id AND r.value = c.id
+       )
+       SELECT s.workspace_id, s.id AS key_id, s.agent_id, s.cap::text AS cap, s.spent::text AS spent, t.threshold
+       FROM spend s CROSS JOIN unnest($5::int[]) AS t(threshold)
+       WHERE s.spent * 100 >= s.cap * t.threshold
+         AND NOT ${messageWritten('s.workspace_id', `'budget:' || s.id || ':' || t.threshold || ':' || $6`)}
+       ORDER BY s.workspace_id, s.id, t.threshold`,
+};
+
 /** The reads of the usage read model: summaries over both rollup levels and the raw events, gaps, and key spend. */
 /** A budget threshold a capped key has reached this month, without its message yet. */
 export interface BudgetCrossing {
@@ -131,23 +154,7 @@ export class UsageRollupsRepository {
     // three statements, one per owner, held ingestion at 0.86 of the rate without the check): nothing but
     // the capped keys is read when none is capped, and the rollups are one index range per workspace, not
     // one per key (the index leads with the bucket, not the key).
-    return manager.query(
-      `WITH capped AS MATERIALIZED (${cappedKeysAmong('$1', '$2')}),
-       rollups AS (
-         SELECT r.workspace_id, r.value, sum(r.usd_micros) AS spent FROM usage_rollups r
-         WHERE r.workspace_id = ANY(ARRAY(SELECT DISTINCT workspace_id FROM capped)) AND r.dim = 'key' AND r.bucket >= $3 AND r.bucket < $4
-           AND r.value = ANY(ARRAY(SELECT id FROM capped))
-         GROUP BY 1, 2
-       ), spend AS (
-         SELECT c.workspace_id, c.id, c.agent_id, c.cap, COALESCE(r.spent, 0) AS spent
-         FROM capped c LEFT JOIN rollups r ON r.workspace_id = c.workspace_id AND r.value = c.id
-       )
-       SELECT s.workspace_id, s.id AS key_id, s.agent_id, s.cap::text AS cap, s.spent::text AS spent, t.threshold
-       FROM spend s CROSS JOIN unnest($5::int[]) AS t(threshold)
-       WHERE s.spent * 100 >= s.cap * t.threshold
-         AND NOT ${messageWritten('s.workspace_id', `'budget:' || s.id || ':' || t.threshold || ':' || $6`)}
-       ORDER BY s.workspace_id, s.id, t.threshold`,
-      [pairs.map(([w]) => w), pairs.map(([, k]) => k), period.from, period.to, thresholds, dedupeMonth],
+    return namedQueryIn(manager, BUDGET_CROSSINGS, [pairs.map(([w]) => w), pairs.map(([, k]) => k), period.from, period.to, thresholds, dedupeMonth],
     );
   }
 }
