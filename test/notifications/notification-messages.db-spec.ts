@@ -338,6 +338,29 @@ describe('NotificationMessagesRepository', () => {
       expect(claimed[0].scanned).toBe(1);
     });
 
+    it("leaving busy endpoints out, takes the others' due rows oldest first, each at most its room, under the limit, never a leased, future or disabled one", async () => {
+      const busy = await endpoint(['*']);
+      const a = await endpoint(['*']);
+      const b = await endpoint(['*']);
+      const off = await endpoint(['*']);
+      for (let i = 0; i < 5; i++) await emit({ createdAt: at(i) }, busy);
+      const aIds = [await emit({ createdAt: at(10) }, a), await emit({ createdAt: at(12) }, a), await emit({ createdAt: at(14) }, a)];
+      const bIds = [await emit({ createdAt: at(11) }, b), await emit({ createdAt: at(13) }, b)];
+      await emit({ createdAt: at(7200) }, b); // not due at NOW
+      await emit({ createdAt: at(15) }, off);
+      await ds.query(`UPDATE notification_endpoints SET enabled = false WHERE id = $1`, [off]);
+      await ds.query(`UPDATE notification_deliveries SET claimed_until = $2 WHERE message_id = $1`, [aIds[0], UNTIL]);
+
+      const claimed = await claim({ busy: [busy], room: 1, rooms: new Map([[b, 2]]), limit: 3 });
+      // A's first is leased: its second is its one (room 1); B takes two; the limit of 3 is met.
+      expect(pairs(claimed)).toEqual([[b, bIds[0]], [a, aIds[1]], [b, bIds[1]]]);
+      expect(claimed[0].scanned).toBe(3);
+      expect(await claim({ busy: [busy, a], limit: 3 })).toEqual([]);
+      const rest = await claim({ busy: [b] });
+      expect(rest.map((r) => r.endpoint_id)).toEqual([busy, busy, busy, busy, busy, a]);
+      expect(rest[5].message_id).toBe(aIds[2]);
+    });
+
     it('release makes claimed pending deliveries claimable at once; a settled one keeps its state', async () => {
       const e = await endpoint(['*']);
       const m1 = await emit({ createdAt: at(1) });
