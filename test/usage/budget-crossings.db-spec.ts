@@ -25,7 +25,7 @@ describe('UsageRollupsRepository.budgetCrossings', () => {
       [id, workspaceId, `agent_${id}`, budget],
     );
   const crossings = (pairs: [string, string][]) =>
-    db.dataSource.transaction((m) => repo.budgetCrossings(m, pairs, MONTH, [50, 80, 100], FROM));
+    db.dataSource.transaction((m) => repo.budgetCrossings(m, pairs, MONTH.from, [50, 80, 100], FROM));
 
   beforeAll(async () => {
     db = await openRepositoryDatabase();

@@ -43,7 +43,7 @@ export class BudgetThresholds {
     if (keys.size === 0) return;
     const pairs = [...keys].flatMap(([workspaceId, ids]) => [...ids].map((keyId): [string, string] => [workspaceId, keyId]));
     const from = formatTimeRequired(period.from);
-    const due = await this.rollups.budgetCrossings(tx.manager, pairs, period, BUDGET_THRESHOLDS, from);
+    const due = await this.rollups.budgetCrossings(tx.manager, pairs, period.from, BUDGET_THRESHOLDS, from);
     for (const c of due) {
       await this.outbox.emit(
         tx,

@@ -37,8 +37,8 @@ const ADD_TOTALS = `
 /**
  * Inserts the new events (a redelivered `event_id` is skipped), adds exactly the inserted ones to
  * the per-minute rollup (one row per minute and combination of the dimensions' values) and, from
- * those rows, to the hourly rollup of every dimension (both levels always hold the same events),
- * and moves each named key's `last_used_at` forward, in one statement. The last part is the keys
+ * those rows, to the hourly rollup of every dimension (both levels always hold the same events)
+ * and to each key's month (`usage_key_months`, the budget check's spend), and moves each named key's `last_used_at` forward, in one statement. The last part is the keys
  * module's statement (`recordKeyUse`, on its own tables), joined here on a measured hot path
  * (bench/key-last-use.ts: a statement of its own per batch cost ingestion a round trip and a scan).
  */
@@ -60,6 +60,12 @@ const PROJECT_EVENTS = `
     INSERT INTO usage_minute_rollups AS r (workspace_id, bucket, ${DIMENSION_COLUMNS}, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
     SELECT * FROM minutes ORDER BY workspace_id, bucket, ${DIMENSION_COLUMNS}
     ON CONFLICT (workspace_id, bucket, ${DIMENSION_COLUMNS}) DO UPDATE SET ${ADD_TOTALS}
+  ),
+  key_months AS (
+    INSERT INTO usage_key_months AS r (workspace_id, key_id, month, usd_micros)
+    SELECT workspace_id, key_id, date_trunc('month', bucket, 'UTC'), sum(usd_micros) FROM minutes WHERE key_id IS NOT NULL
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT (workspace_id, key_id, month) DO UPDATE SET usd_micros = r.usd_micros + EXCLUDED.usd_micros
   ),
   key_use AS (${recordKeyUse('inserted')})
   INSERT INTO usage_rollups AS r (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
@@ -101,6 +107,8 @@ export class UsageEventsRepository {
     // hand-written (deleteAtMost): a bounded DELETE by ctid; the rollup tables have no key to match rows back by.
     let deleted = await deleteAtMost(manager, 'usage_rollups', 'workspace_id = $1 AND bucket < $2 AND dim = ANY($3)', [workspaceId, cutoff, Object.keys(DIMENSIONS)], limit);
     if (deleted < limit) deleted += await deleteAtMost(manager, 'usage_minute_rollups', 'workspace_id = $1 AND bucket < $2', [workspaceId, cutoff], limit - deleted);
+    // A key's month goes once all of it is older than the cutoff (its spend is the budget check's while the month runs).
+    if (deleted < limit) deleted += await deleteAtMost(manager, 'usage_key_months', `workspace_id = $1 AND month + interval '1 month' <= $2`, [workspaceId, cutoff], limit - deleted);
     await manager.delete(UsageGapRow, { workspaceId, toAt: LessThan(cutoff) });
     return deleted;
   }

@@ -73,26 +73,22 @@ function summaryStatement(groupBy: Dimension) {
 const SUMMARY_STATEMENTS = Object.fromEntries(Object.keys(DIMENSIONS).map((d) => [d, summaryStatement(d as Dimension)])) as Record<Dimension, ReturnType<typeof summaryStatement>>;
 
 /**
- * The budget check's statement (`budgetCrossings`): named, so each connection plans it once (bench/notifications.ts
+ * The budget check's statement (`budgetCrossings`): the batch's capped keys (keys' fragment), each
+ * one's month in `usage_key_months` by primary key, and the thresholds crossed whose message is not
+ * written yet (notifications' fragment). Named, so each connection plans it once (bench/notifications.ts
  * figure 3: planning was about half of its time per batch).
  */
+// hand-written: on the ingestion path, one set-based statement per batch (bench/notifications.ts figure 3:
+// three statements, one per owner, held ingestion at 0.86 of the rate without the check).
 const BUDGET_CROSSINGS = {
   name: 'usage_budget_crossings',
-  text: `WITH capped AS MATERIALIZED (${cappedKeysAmong('$1', '$2')}),
-       rollups AS (
-         SELECT r.workspace_id, r.value, sum(r.usd_micros) AS spent FROM usage_rollups r
-         WHERE r.workspace_id = ANY(ARRAY(SELECT DISTINCT workspace_id FROM capped)) AND r.dim = 'key' AND r.bucket >= $3 AND r.bucket < $4
-           AND r.value = ANY(ARRAY(SELECT id FROM capped))
-         GROUP BY 1, 2
-       ), spend AS (
-         SELECT c.workspace_id, c.id, c.agent_id, c.cap, COALESCE(r.spent, 0) AS spent
-         FROM capped c LEFT JOIN rollups r ON r.workspace_id = c.workspace_id AND r.value = c.id
-       )
-       SELECT s.workspace_id, s.id AS key_id, s.agent_id, s.cap::text AS cap, s.spent::text AS spent, t.threshold
-       FROM spend s CROSS JOIN unnest($5::int[]) AS t(threshold)
-       WHERE s.spent * 100 >= s.cap * t.threshold
-         AND NOT ${messageWritten('s.workspace_id', `'budget:' || s.id || ':' || t.threshold || ':' || $6`)}
-       ORDER BY s.workspace_id, s.id, t.threshold`,
+  text: `SELECT c.workspace_id, c.id AS key_id, c.agent_id, c.cap::text AS cap, s.usd_micros::text AS spent, t.threshold
+    FROM (${cappedKeysAmong('$1', '$2')}) c
+    JOIN usage_key_months s ON s.workspace_id = c.workspace_id AND s.key_id = c.id AND s.month = $3
+    CROSS JOIN unnest($4::int[]) AS t(threshold)
+    WHERE s.usd_micros::numeric * 100 >= c.cap * t.threshold
+      AND NOT ${messageWritten('c.workspace_id', `'budget:' || c.id || ':' || t.threshold || ':' || $5`)}
+    ORDER BY c.workspace_id, c.id, t.threshold`,
 };
 
 /** The reads of the usage read model: summaries over both rollup levels and the raw events, gaps, and key spend. */
@@ -130,31 +126,25 @@ export class UsageRollupsRepository {
     return rows[0].found;
   }
 
-  /** The spend of each of the workspace's `keyIds` with usage in the period (hourly rollups), for the summary's budgets. */
-  keySpend(workspaceId: string, keyIds: string[], period: TimeWindow): Promise<{ key_id: string; spent: string }[]> {
-    // hand-written: a named aggregate over the hourly rollups on every summary read.
+  /** The spend of each of the workspace's `keyIds` with usage in the month starting at `month`, for the summary's budgets. */
+  keySpend(workspaceId: string, keyIds: string[], month: Date): Promise<{ key_id: string; spent: string }[]> {
+    // hand-written: a named read of the keys' months on every summary read.
     return namedQuery<{ key_id: string; spent: string }>(
       this.dataSource,
       {
         name: 'usage_budget_spend',
-        text: `SELECT value AS key_id, sum(usd_micros)::text AS spent FROM usage_rollups
-               WHERE workspace_id = $1 AND dim = 'key' AND value = ANY($2) AND bucket >= $3 AND bucket < $4 GROUP BY value`,
+        text: `SELECT key_id, usd_micros::text AS spent FROM usage_key_months WHERE workspace_id = $1 AND key_id = ANY($2) AND month = $3`,
       },
-      [workspaceId, keyIds, period.from, period.to],
+      [workspaceId, keyIds, month],
     );
   }
+
   /**
-   * The thresholds crossed by the capped keys of a batch (`pairs`: workspace and key ids) whose
-   * message is not written yet, in the caller's transaction: the capped keys (keys' fragment), their
-   * month's spend from the hourly rollups, and the crossings without their message (notifications'
-   * fragment); the emit's dedupe key still decides, so a concurrent batch emits nothing twice.
+   * The thresholds crossed by the capped keys of a batch (`pairs`: workspace and key ids) in the month
+   * starting at `month` whose message is not written yet, in the caller's transaction; the emit's
+   * dedupe key still decides, so a concurrent batch emits nothing twice.
    */
-  budgetCrossings(manager: EntityManager, pairs: [string, string][], period: TimeWindow, thresholds: readonly number[], dedupeMonth: string): Promise<BudgetCrossing[]> {
-    // hand-written: on the ingestion path, one set-based statement per batch (bench/notifications.ts figure 3:
-    // three statements, one per owner, held ingestion at 0.86 of the rate without the check): nothing but
-    // the capped keys is read when none is capped, and the rollups are one index range per workspace, not
-    // one per key (the index leads with the bucket, not the key).
-    return namedQueryIn(manager, BUDGET_CROSSINGS, [pairs.map(([w]) => w), pairs.map(([, k]) => k), period.from, period.to, thresholds, dedupeMonth],
-    );
+  budgetCrossings(manager: EntityManager, pairs: [string, string][], month: Date, thresholds: readonly number[], dedupeMonth: string): Promise<BudgetCrossing[]> {
+    return namedQueryIn(manager, BUDGET_CROSSINGS, [pairs.map(([w]) => w), pairs.map(([, k]) => k), month, thresholds, dedupeMonth]);
   }
 }

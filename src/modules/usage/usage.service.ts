@@ -107,7 +107,7 @@ export class UsageService implements OnModuleInit {
     const period = { from: monthStart(now), to: monthStart(now, 1) };
     const caps = await this.keys.budgetCaps(workspaceId);
     if (caps.length === 0) return [];
-    const spent = await this.rollups.keySpend(workspaceId, caps.map((c) => c.id), period);
+    const spent = await this.rollups.keySpend(workspaceId, caps.map((c) => c.id), period.from);
     const spentBy = new Map(spent.map((r) => [r.key_id, r.spent]));
     const rows = caps.map((c) => ({ key_id: c.id, cap: c.cap, spent: spentBy.get(c.id) ?? '0' }));
     return rows.map((r) => {
