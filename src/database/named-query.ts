@@ -1,5 +1,5 @@
 import { Client, QueryResultRow } from 'pg';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { BoundedPool } from 'src/database/bounded-driver';
 
 export interface NamedStatement {
@@ -20,10 +20,15 @@ export async function namedQuery<T>(dataSource: DataSource, statement: NamedStat
 
 /**
  * Runs a named statement on the connection of `manager`'s transaction (parsed and planned once per
- * connection): for a statement on a measured hot path inside a transaction, never retried.
+ * connection): for a statement on a measured hot path inside a transaction, never retried. A failure
+ * is TypeORM's `QueryFailedError`, as `manager.query`'s is (callers classify its `driverError`).
  */
 export async function namedQueryIn<T>(manager: EntityManager, statement: NamedStatement, values: unknown[]): Promise<T[]> {
   const client = (await manager.queryRunner!.connect()) as Client;
-  const result = await client.query<T & QueryResultRow>({ name: statement.name, text: statement.text, values });
-  return result.rows;
+  try {
+    const result = await client.query<T & QueryResultRow>({ name: statement.name, text: statement.text, values });
+    return result.rows;
+  } catch (error) {
+    throw new QueryFailedError(statement.text, values, error as Error);
+  }
 }

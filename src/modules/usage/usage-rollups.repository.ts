@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { TimeWindow } from 'src/common/time/time';
-import { namedQuery, namedQueryIn } from 'src/database/named-query';
+import { namedQuery } from 'src/database/named-query';
 import { Dimension, DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, TotalsField } from 'src/modules/usage/usage-vocabulary';
-import { cappedKeysAmong } from 'src/modules/keys/key-fragments.repository';
-import { messageWritten } from 'src/modules/notifications/notification-messages.repository';
 
 /** One row of a summary: a group value's totals, or (`is_total` 1) the window's. */
 export type SummaryRow = Record<TotalsField, string | null> & { is_total: number; value: string | null; freshness_at: Date | null };
@@ -72,37 +70,7 @@ function summaryStatement(groupBy: Dimension) {
 /** The summary statement of each `group_by`, built once. */
 const SUMMARY_STATEMENTS = Object.fromEntries(Object.keys(DIMENSIONS).map((d) => [d, summaryStatement(d as Dimension)])) as Record<Dimension, ReturnType<typeof summaryStatement>>;
 
-/**
- * The budget check's statement (`budgetCrossings`): the batch's capped keys (keys' fragment), each
- * one's month in `usage_key_months` by primary key, and the thresholds crossed whose message is not
- * written yet (notifications' fragment). Named, so each connection plans it once (bench/notifications.ts
- * figure 3: planning was about half of its time per batch).
- */
-// hand-written: on the ingestion path, one set-based statement per batch (bench/notifications.ts figure 3:
-// three statements, one per owner, held ingestion at 0.86 of the rate without the check).
-const BUDGET_CROSSINGS = {
-  name: 'usage_budget_crossings',
-  text: `SELECT c.workspace_id, c.id AS key_id, c.agent_id, c.cap::text AS cap, s.usd_micros::text AS spent, t.threshold
-    FROM (${cappedKeysAmong('$1', '$2')}) c
-    JOIN usage_key_months s ON s.workspace_id = c.workspace_id AND s.key_id = c.id AND s.month = $3
-    CROSS JOIN unnest($4::int[]) AS t(threshold)
-    WHERE s.usd_micros::numeric * 100 >= c.cap * t.threshold
-      AND NOT ${messageWritten('c.workspace_id', `'budget:' || c.id || ':' || t.threshold || ':' || $5`)}
-    ORDER BY c.workspace_id, c.id, t.threshold`,
-};
-
 /** The reads of the usage read model: summaries over both rollup levels and the raw events, gaps, and key spend. */
-/** A budget threshold a capped key has reached this month, without its message yet. */
-export interface BudgetCrossing {
-  workspace_id: string;
-  key_id: string;
-  agent_id: string;
-  /** The cap and the month's spend, int64 as decimal strings. */
-  cap: string;
-  spent: string;
-  threshold: number;
-}
-
 @Injectable()
 export class UsageRollupsRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -137,14 +105,5 @@ export class UsageRollupsRepository {
       },
       [workspaceId, keyIds, month],
     );
-  }
-
-  /**
-   * The thresholds crossed by the capped keys of a batch (`pairs`: workspace and key ids) in the month
-   * starting at `month` whose message is not written yet, in the caller's transaction; the emit's
-   * dedupe key still decides, so a concurrent batch emits nothing twice.
-   */
-  budgetCrossings(manager: EntityManager, pairs: [string, string][], month: Date, thresholds: readonly number[], dedupeMonth: string): Promise<BudgetCrossing[]> {
-    return namedQueryIn(manager, BUDGET_CROSSINGS, [pairs.map(([w]) => w), pairs.map(([, k]) => k), month, thresholds, dedupeMonth]);
   }
 }

@@ -64,8 +64,9 @@ export class UsageService implements OnModuleInit {
       parked: (manager, entries) => projector.parked(manager, entries),
       retain: (manager, workspaceId, cutoff, limit) => projector.retain(manager, workspaceId, cutoff, limit),
       project: async (manager, entries, tx) => {
-        await projector.project(manager, entries);
-        if (tx) await this.budgetThresholds.check(tx, entries);
+        if (!tx) return projector.project(manager, entries);
+        const budget = this.budgetThresholds.current();
+        await this.budgetThresholds.emit(tx, budget, await projector.projectWithBudget(manager, entries, budget));
       },
     });
   }
