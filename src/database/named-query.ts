@@ -1,5 +1,5 @@
 import * as pg from 'pg';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { BoundedPool } from 'src/database/bounded-driver';
 
 export interface NamedStatement {
@@ -20,12 +20,18 @@ export async function namedQuery<T>(dataSource: DataSource, statement: NamedStat
 
 /**
  * A named statement through `manager`: on the connection of the caller's transaction (the manager
- * of a `Tx`), else on the pool. For a statement that every act of some kind runs in its own
- * transaction (the outbox's emit), where planning it anew each time costs more than running it.
+ * of a `Tx`), else on the pool. For a statement on a measured hot path that runs in transactions
+ * (the outbox's emit, the usage projection), where planning it anew each time costs more than
+ * running it; never retried. A failure on the transaction's connection is TypeORM's
+ * `QueryFailedError`, as `manager.query`'s is (callers classify its `driverError`).
  */
 export async function namedQueryIn<T>(manager: EntityManager, statement: NamedStatement, values: unknown[]): Promise<T[]> {
   const client = (manager.queryRunner as { databaseConnection?: pg.Client } | undefined)?.databaseConnection;
   if (!client) return namedQuery<T>(manager.connection, statement, values);
-  const result = await client.query<T & pg.QueryResultRow>({ name: statement.name, text: statement.text, values });
-  return result.rows;
+  try {
+    const result = await client.query<T & pg.QueryResultRow>({ name: statement.name, text: statement.text, values });
+    return result.rows;
+  } catch (error) {
+    throw new QueryFailedError(statement.text, values, error as Error);
+  }
 }

@@ -110,7 +110,7 @@ describe('ApprovalsRepository', () => {
       [soon.id, id, s(10)],
       [late.id, id, s(30)],
     ]);
-    expect(await approvals.pendingUnderOtherSet(db.dataSource.manager, id, s(5), 'sha256:a')).toEqual([soon.id]);
+    expect(await approvals.pendingUnderOtherSet(db.dataSource.manager, id, s(5), 'sha256:a')).toEqual([{ id: soon.id, expiresAt: s(10) }]);
     expect(await approvals.pendingUnderOtherSet(db.dataSource.manager, id, s(15), 'sha256:a')).toEqual([]);
   });
 });

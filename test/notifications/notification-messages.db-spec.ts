@@ -54,7 +54,7 @@ describe('NotificationMessagesRepository', () => {
   };
   const message = (over: Partial<NewMessage> = {}): NewMessage => {
     const id = `msg_${unique()}`;
-    return { id, workspaceId: ws, type: 'approval.requested', body: `{"id":"${id}"}`, dedupeKey: null, createdAt: at(0), ...over };
+    return { id, workspaceId: ws, type: 'approval.requested', body: `{"id":"${id}"}`, dedupe: null, createdAt: at(0), ...over };
   };
   /** Emits on the pool's manager; answers the message id. */
   const emit = async (over: Partial<NewMessage> = {}, endpointId?: string): Promise<string> => {
@@ -146,16 +146,16 @@ describe('NotificationMessagesRepository', () => {
 
     it('dedupes per workspace: a second emit with the same key writes nothing and answers null; null keys never collide', async () => {
       const e = await endpoint(['*']);
-      const first = message({ dedupeKey: 'key.expiring:k1:2026-12-03' });
+      const first = message({ dedupe: { key: 'key.expiring:k1:2026-12-03', until: at(86_400) } });
       expect((await repo.emit(ds.manager, first))?.deliveries).toBe(1);
-      const again = message({ dedupeKey: 'key.expiring:k1:2026-12-03', body: '{"second":true}' });
+      const again = message({ dedupe: { key: 'key.expiring:k1:2026-12-03', until: at(86_400) }, body: '{"second":true}' });
       expect(await repo.emit(ds.manager, again)).toBeNull();
       expect(await repo.find(ws, again.id)).toBeUndefined();
       expect(await ds.query(`SELECT message_id FROM notification_deliveries WHERE endpoint_id = $1`, [e])).toEqual([{ message_id: first.id }]);
 
       const other = ws;
       ws = await seedWorkspace();
-      expect(await repo.emit(ds.manager, message({ dedupeKey: 'key.expiring:k1:2026-12-03' }))).toEqual({ seq: expect.any(String), deliveries: 0 });
+      expect(await repo.emit(ds.manager, message({ dedupe: { key: 'key.expiring:k1:2026-12-03', until: at(86_400) } }))).toEqual({ seq: expect.any(String), deliveries: 0 });
       ws = other;
       expect(await repo.emit(ds.manager, message())).not.toBeNull();
       expect(await repo.emit(ds.manager, message())).not.toBeNull();
@@ -338,6 +338,29 @@ describe('NotificationMessagesRepository', () => {
       expect(claimed[0].scanned).toBe(1);
     });
 
+    it("leaving busy endpoints out, takes the others' due rows oldest first, each at most its room, under the limit, never a leased, future or disabled one", async () => {
+      const busy = await endpoint(['*']);
+      const a = await endpoint(['*']);
+      const b = await endpoint(['*']);
+      const off = await endpoint(['*']);
+      for (let i = 0; i < 5; i++) await emit({ createdAt: at(i) }, busy);
+      const aIds = [await emit({ createdAt: at(10) }, a), await emit({ createdAt: at(12) }, a), await emit({ createdAt: at(14) }, a)];
+      const bIds = [await emit({ createdAt: at(11) }, b), await emit({ createdAt: at(13) }, b)];
+      await emit({ createdAt: at(7200) }, b); // not due at NOW
+      await emit({ createdAt: at(15) }, off);
+      await ds.query(`UPDATE notification_endpoints SET enabled = false WHERE id = $1`, [off]);
+      await ds.query(`UPDATE notification_deliveries SET claimed_until = $2 WHERE message_id = $1`, [aIds[0], UNTIL]);
+
+      const claimed = await claim({ busy: [busy], room: 1, rooms: new Map([[b, 2]]), limit: 3 });
+      // A's first is leased: its second is its one (room 1); B takes two; the limit of 3 is met.
+      expect(pairs(claimed)).toEqual([[b, bIds[0]], [a, aIds[1]], [b, bIds[1]]]);
+      expect(claimed[0].scanned).toBe(3);
+      expect(await claim({ busy: [busy, a], limit: 3 })).toEqual([]);
+      const rest = await claim({ busy: [b] });
+      expect(rest.map((r) => r.endpoint_id)).toEqual([busy, busy, busy, busy, busy, a]);
+      expect(rest[5].message_id).toBe(aIds[2]);
+    });
+
     it('release makes claimed pending deliveries claimable at once; a settled one keeps its state', async () => {
       const e = await endpoint(['*']);
       const m1 = await emit({ createdAt: at(1) });
@@ -489,7 +512,7 @@ describe('NotificationMessagesRepository', () => {
       { attempt: attempt(e, old, { attemptedAt: at(50) }), next: { state: 'pending', nextAttemptAt: at(55) } },
       { attempt: attempt(e, young, { attemptedAt: at(150) }), next: { state: 'pending', nextAttemptAt: at(155) } },
     ]);
-    await repo.purge(at(100));
+    await repo.purge(at(100), at(200));
     expect(await repo.find(ws, old)).toBeUndefined();
     expect(await delivery(e, old)).toBeUndefined();
     expect((await repo.find(ws, young))?.id).toBe(young);
@@ -497,8 +520,33 @@ describe('NotificationMessagesRepository', () => {
     expect((await repo.attempts(ws, e, { limit: 10 })).map((a) => a.messageId)).toEqual([young]);
   });
 
+  it('purge keeps a message older than the bound while its dedupe key can recur, and drops it once it cannot', async () => {
+    const e = await endpoint(['*']);
+    const live = message({ createdAt: at(1), dedupe: { key: 'budget:key_1:50:2026-03', until: at(300) } });
+    const done = message({ createdAt: at(1), dedupe: { key: 'key.expiring:k2:2026-03-10', until: at(200) } });
+    await repo.emit(ds.manager, live);
+    await repo.emit(ds.manager, done);
+    await repo.purge(at(100), at(200));
+    expect((await repo.find(ws, live.id))?.id).toBe(live.id);
+    expect(await delivery(e, live.id)).toMatchObject({ state: 'pending' });
+    expect(await repo.find(ws, done.id)).toBeUndefined();
+    // The kept key still dedupes.
+    expect(await repo.emit(ds.manager, message({ createdAt: at(250), dedupe: live.dedupe }))).toBeNull();
+    await repo.purge(at(100), at(300));
+    expect(await repo.find(ws, live.id)).toBeUndefined();
+  });
+
+  it('refuses a dedupe key without its instant, and an instant without a key', async () => {
+    const insert = (key: string | null, until: Date | null) =>
+      ds.query(`INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, dedupe_until, created_at) VALUES ($1, $2, 'key.expiring', '{}', $3, $4, now())`, [
+        `msg_${unique()}`, ws, key, until,
+      ]);
+    await expect(insert('key.expiring:k3:x', null)).rejects.toThrow(/notification_messages_dedupe_until/);
+    await expect(insert(null, at(1))).rejects.toThrow(/notification_messages_dedupe_until/);
+  });
+
   it('messageWritten: a fragment answering whether the workspace has a message with that dedupe key', async () => {
-    await emit({ dedupeKey: 'budget:key_1:80:2026-03' });
+    await emit({ dedupe: { key: 'budget:key_1:80:2026-03', until: at(86_400) } });
     const written = async (workspaceId: string, key: string) =>
       (await ds.query(`SELECT ${messageWritten('$1', '$2')} AS written`, [workspaceId, key]))[0].written;
     expect(await written(ws, 'budget:key_1:80:2026-03')).toBe(true);

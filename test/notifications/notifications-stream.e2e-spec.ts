@@ -3,6 +3,7 @@ import { AddressInfo } from 'node:net';
 import { createControlClient, NotificationEvent } from 'clients/typescript/src/index';
 import { createApp } from 'src/bootstrap';
 import { TcpProxy } from 'test/support/tcp-proxy';
+import { NotificationsJob } from 'src/modules/notifications/notifications.job';
 import { StreamsService } from 'src/modules/streams/streams.service';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
@@ -286,6 +287,28 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
           { ...base, threshold_percent: 80, spent_usd_micros: 1050 },
           { ...base, threshold_percent: 100, spent_usd_micros: 1050 },
         ]);
+      } finally {
+        gw.close();
+      }
+    });
+
+    it('emits a crossing once in its month also after its message is older than retention: the purge keeps it until the month ends', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      const gw = new GatewayStreams(t);
+      try {
+        const key = (await t.http().post(`/api/v1/workspaces/${ws}/keys`).set(bearer(op)).send({ agent_id: 'spender', budget_micros_usd_month: 1000 }).expect(201)).body;
+        const event = (usd: number) => usageEvent(ws, { key_id: key.key_id, usd_micros: usd, occurred_at: new Date().toISOString() });
+        const crossings = () => t.db.query(`SELECT id FROM notification_messages WHERE workspace_id = $1 AND type = 'budget.threshold_crossed'`, [ws]);
+        await gw.add('usage', event(600));
+        await gw.pass('usage');
+        const [crossed] = await crossings();
+        // As if it had been emitted on the 1st of a 31-day month and this were the 31st.
+        await t.db.query(`UPDATE notification_messages SET created_at = created_at - make_interval(days => $2) WHERE id = $1`, [crossed.id, t.config.notify.retentionDays + 1]);
+        await t.app.get(NotificationsJob).purge();
+        await gw.add('usage', event(10));
+        await gw.pass('usage');
+        expect(await crossings()).toEqual([crossed]);
       } finally {
         gw.close();
       }

@@ -100,4 +100,40 @@ describe('migrations', () => {
       await db.drop();
     }
   });
+
+  it('gives existing deduplicated messages the instant their event can no longer recur', async () => {
+    const db = await createSuiteDatabase();
+    const at = MIGRATIONS.findIndex((m) => m.name === 'NotificationDedupeUntil1763769750000');
+    const before = new DataSource({ ...dataSourceOptions(db.url, 1), migrations: MIGRATIONS.slice(0, at) } as DataSourceOptions);
+    await before.initialize();
+    try {
+      await before.runMigrations({ transaction: 'each' });
+      await before.query(`
+        INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, created_at) VALUES
+          ('msg_b', 'ws_a', 'budget.threshold_crossed', '{}', 'budget:key_1:80:2026-01-01T00:00:00.000Z', '2026-01-01T05:00:00Z'),
+          ('msg_k', 'ws_a', 'key.expiring', '{}', 'key.expiring:key_1:2026-02-03T04:05:06.789Z', '2026-01-28T00:00:00Z'),
+          ('msg_r', 'ws_a', 'approval.resolved', '{}', 'approval.resolved:apr_gone', '2026-01-02T00:00:00Z'),
+          ('msg_n', 'ws_a', 'key.revoked', '{}', NULL, '2026-01-02T00:00:00Z')`);
+    } finally {
+      await before.destroy();
+    }
+    try {
+      await runMigrations(db.url);
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`SELECT id, dedupe_until FROM notification_messages ORDER BY id`);
+        expect(rows).toEqual([
+          { id: 'msg_b', dedupe_until: new Date('2026-02-01T00:00:00Z') },
+          { id: 'msg_k', dedupe_until: new Date('2026-02-03T04:05:06.789Z') },
+          { id: 'msg_n', dedupe_until: null },
+          { id: 'msg_r', dedupe_until: new Date('2026-01-02T00:00:00Z') },
+        ]);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await db.drop();
+    }
+  });
 });

@@ -52,6 +52,32 @@ describe('UsageEventsRepository', () => {
     expect(await count('usage_rollups', 'ws_b')).toBe(5);
   });
 
+  it("adds each key's known-priced spend to its UTC month, once per event, and keeps a month until all of it is older than the cutoff", async () => {
+    const june = new Date('2031-06-01T00:00:00.000Z');
+    await new ReadModelPartitionsRepository(db.dataSource).ensure('usage_events', june);
+    const events = [
+      event('ws_m'),
+      event('ws_m', { usd_micros: '40', occurred_at: new Date('2031-05-31T23:59:59.999Z') }),
+      event('ws_m', { pricing_known: false, usd_micros: '1000' }),
+      event('ws_m', { key_id: 'key_2', usd_micros: '5', occurred_at: june }),
+      event('ws_m', { key_id: null }),
+    ];
+    await db.dataSource.transaction((m) => repo.projectEvents(m, events.slice(0, 3)));
+    await db.dataSource.transaction((m) => repo.projectEvents(m, events));
+    const months = () => db.dataSource.query(`SELECT key_id, month, usd_micros::int FROM usage_key_months WHERE workspace_id = 'ws_m' ORDER BY key_id, month`);
+    expect(await months()).toEqual([
+      { key_id: 'key_1', month: new Date('2031-05-01T00:00:00.000Z'), usd_micros: 140 },
+      { key_id: 'key_2', month: june, usd_micros: 5 },
+    ]);
+    // The month's key rollups hold the same spend.
+    const [{ spent }] = await db.dataSource.query(`SELECT sum(usd_micros)::int AS spent FROM usage_rollups WHERE workspace_id = 'ws_m' AND dim = 'key' AND value = 'key_1'`);
+    expect(spent).toBe(140);
+    await db.dataSource.transaction((m) => repo.retain(m, 'ws_m', new Date('2031-06-30T00:00:00.000Z'), 1000));
+    expect((await months()).map((r: { key_id: string }) => r.key_id)).toEqual(['key_2']);
+    await db.dataSource.transaction((m) => repo.retain(m, 'ws_m', new Date('2031-07-01T00:00:00.000Z'), 1000));
+    expect(await months()).toEqual([]);
+  });
+
   it('records gaps once each', async () => {
     const gap = { workspace_id: 'ws_g', from: new Date('2031-05-10T10:00:00Z'), to: new Date('2031-05-10T11:00:00Z') };
     await db.dataSource.transaction((m) => repo.insertGaps(m, [gap, gap]));

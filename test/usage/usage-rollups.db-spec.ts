@@ -53,11 +53,12 @@ describe('UsageRollupsRepository', () => {
     expect(await repo.gapInWindow('ws_b', { from: hour(4), to: hour(7) })).toBe(false);
   });
 
-  it('reads the period spend of the keys asked for', async () => {
-    const period = { from: hour(0), to: hour(24) };
-    expect(await repo.keySpend('ws_a', ['key_1', 'key_2', 'key_3'], period)).toEqual(
+  it('reads the month spend of the keys asked for', async () => {
+    const month = new Date(Date.UTC(hour(0).getUTCFullYear(), hour(0).getUTCMonth(), 1));
+    expect(await repo.keySpend('ws_a', ['key_1', 'key_2', 'key_3'], month)).toEqual(
       expect.arrayContaining([{ key_id: 'key_1', spent: '100' }, { key_id: 'key_2', spent: '50' }]),
     );
-    expect(await repo.keySpend('ws_a', ['key_3'], period)).toEqual([]);
+    expect(await repo.keySpend('ws_a', ['key_3'], month)).toEqual([]);
+    expect(await repo.keySpend('ws_a', ['key_1'], new Date(Date.UTC(hour(0).getUTCFullYear(), hour(0).getUTCMonth() + 1, 1)))).toEqual([]);
   });
 });

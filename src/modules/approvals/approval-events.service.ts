@@ -6,6 +6,9 @@ import { Transactions } from 'src/database/transactions';
 import { ApprovalsRepository } from 'src/modules/approvals/approvals.repository';
 import { OutboxService } from 'src/modules/notifications/outbox.service';
 
+/** How far back the expiry pass looks for pending approvals past their expiry. */
+const RESOLVED_LOOKBACK_MS = 86_400_000;
+
 /** The approval notifications that time and policy changes cause (`approval.expiring`, `approval.resolved`). */
 @Injectable()
 export class ApprovalEvents {
@@ -24,18 +27,18 @@ export class ApprovalEvents {
    */
   async notifyTimeouts(now = new Date()): Promise<number> {
     const lead = new Date(now.getTime() + this.config.notify.approvalExpiringSeconds * 1000);
-    const rows = await this.approvals.timingOut(lead, new Date(now.getTime() - 86_400_000));
+    const rows = await this.approvals.timingOut(lead, new Date(now.getTime() - RESOLVED_LOOKBACK_MS));
     let emitted = 0;
     for (const row of rows) {
       const id = await this.transactions.run((tx) =>
         row.expiresAt <= now
-          ? this.emitResolved(tx, row.workspaceId, row.id, 'expired', row.expiresAt)
+          ? this.emitResolved(tx, row.workspaceId, row, 'expired', row.expiresAt)
           : this.outbox.emit(
               tx,
               row.workspaceId,
               'approval.expiring',
               { approval_id: row.id, expires_at: formatTimeRequired(row.expiresAt), url: this.approvalUrl(row.workspaceId, row.id) },
-              { dedupeKey: `approval.expiring:${row.id}` },
+              { dedupe: { key: `approval.expiring:${row.id}`, until: row.expiresAt } },
             ),
       );
       if (id) emitted++;
@@ -50,19 +53,22 @@ export class ApprovalEvents {
    */
   async emitInvalidated(tx: Tx, workspaceId: string, currentHash: string): Promise<void> {
     const now = new Date();
-    for (const id of await this.approvals.pendingUnderOtherSet(tx.manager, workspaceId, now, currentHash)) {
-      await this.emitResolved(tx, workspaceId, id, 'invalidated', now);
+    for (const approval of await this.approvals.pendingUnderOtherSet(tx.manager, workspaceId, now, currentHash)) {
+      await this.emitResolved(tx, workspaceId, approval, 'invalidated', now);
     }
   }
 
-  /** `approval.resolved`, once per approval whichever act or pass sees it leave `pending` first. */
-  emitResolved(tx: Tx, workspaceId: string, approvalId: string, status: string, at: Date): Promise<string | null> {
+  /**
+   * `approval.resolved`, once per approval whichever act or pass sees it leave `pending` first: its
+   * dedupe key stays written until the expiry pass stops looking for the approval (a day after it expires).
+   */
+  emitResolved(tx: Tx, workspaceId: string, approval: { id: string; expiresAt: Date }, status: string, at: Date): Promise<string | null> {
     return this.outbox.emit(
       tx,
       workspaceId,
       'approval.resolved',
-      { approval_id: approvalId, decision_status: status, resolved_at: formatTimeRequired(at) },
-      { dedupeKey: `approval.resolved:${approvalId}` },
+      { approval_id: approval.id, decision_status: status, resolved_at: formatTimeRequired(at) },
+      { dedupe: { key: `approval.resolved:${approval.id}`, until: new Date(approval.expiresAt.getTime() + RESOLVED_LOOKBACK_MS) } },
     );
   }
 

@@ -158,12 +158,11 @@ export class ApprovalsRepository {
   }
 
   /** The workspace's pending approvals unexpired at `now` and raised under another policy set than `hash`, oldest first. */
-  async pendingUnderOtherSet(manager: EntityManager, workspaceId: string, now: Date, hash: string): Promise<string[]> {
-    const rows = await manager.find(Approval, {
-      select: { id: true },
+  pendingUnderOtherSet(manager: EntityManager, workspaceId: string, now: Date, hash: string): Promise<Pick<Approval, 'id' | 'expiresAt'>[]> {
+    return manager.find(Approval, {
+      select: { id: true, expiresAt: true },
       where: { workspaceId, status: 'pending', expiresAt: MoreThan(now), policySetHash: Not(hash) },
       order: { createdAt: 'ASC', id: 'ASC' },
     });
-    return rows.map((r) => r.id);
   }
 }

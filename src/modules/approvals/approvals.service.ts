@@ -101,7 +101,7 @@ export class ApprovalsService {
         detail: { key_id: row.key_id, connection_id: row.connection_id, env: row.env, status: next.status, reason: body.reason },
       });
       await this.outbox.emit(tx, ws.id, 'approval.vote_cast', { approval_id: row.id, user_id: reviewer.userId, vote: body.decision, approvals, quorum: row.quorum_required });
-      if (next.status !== 'pending') await this.events.emitResolved(tx, ws.id, row.id, next.status, now);
+      if (next.status !== 'pending') await this.events.emitResolved(tx, ws.id, { id: row.id, expiresAt: row.expires_at }, next.status, now);
       const updated = await this.find(ws.id, row.id, tx.manager);
       const after = (await this.approvals.votes(ws.id, [row.id], tx.manager)).get(row.id) ?? [];
       return toApprovalDocument(updated, after, hash, now, reviewer);

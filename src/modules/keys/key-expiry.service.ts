@@ -31,7 +31,7 @@ export class KeyExpiry {
           key.workspaceId,
           'key.expiring',
           { key_id: key.id, agent_id: key.agentId, expires_at: expiresAt },
-          { dedupeKey: `key.expiring:${key.id}:${expiresAt}` },
+          { dedupe: { key: `key.expiring:${key.id}:${expiresAt}`, until: key.expiresAt! } },
         ),
       );
       if (id) emitted++;

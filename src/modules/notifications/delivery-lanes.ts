@@ -13,7 +13,7 @@ export const FAST_MS = 250;
 export const QUEUE_MAX_MS = 5_000;
 /** Deliveries held on this process at most (queued, posting, or waiting for their record to commit). */
 export const MAX_HELD = 1024;
-/** How often at most a wake's claim leaves out endpoints with a backlog (it walks past their rows). */
+/** How often at most a wake's claim leaves out endpoints with a backlog (a statement of its own while they are hidden). */
 export const FAIR_MS = 50;
 /** Rows one claim takes at most; a lane is left out of a claim unless CLAIM_MIN (a fast one: AHEAD / 2) still fit. */
 export const CLAIM_LIMIT = 256;

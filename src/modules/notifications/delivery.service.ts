@@ -90,8 +90,9 @@ export class DeliveryService implements OnApplicationShutdown {
    * Claims while there is something to claim (passes never overlap): on a wake (a commit on this
    * process, or the tick), every endpoint's due rows; else refills for the lanes that filled their
    * room and have room again. Rows are claimed oldest due first, so an endpoint with a backlog
-   * fills its room and hides the rows of others behind its own: a claim that leaves it out walks
-   * past that backlog, so while one is hidden (not claimable) a wake's claim runs every FAIR_MS at most.
+   * fills its room and hides the rows of others behind its own: a claim that leaves it out reads
+   * each other endpoint's due rows by endpoint (it no longer walks past that backlog); while one is
+   * hidden (not claimable) a wake's claim still runs every FAIR_MS at most.
    */
   private async pass(): Promise<void> {
     if (this.passing) return;

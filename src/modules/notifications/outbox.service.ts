@@ -10,8 +10,11 @@ import { NotificationMessagesRepository } from 'src/modules/notifications/notifi
 import { DeliveryWaker } from 'src/modules/notifications/delivery-waker';
 
 export interface EmitOptions {
-  /** Emitted at most once per workspace and key (events from time and ingestion). */
-  dedupeKey?: string;
+  /**
+   * Emitted at most once per workspace and key (events from time and ingestion); `until`: the
+   * instant after which the emitter can no longer emit this key (the message is kept until then).
+   */
+  dedupe?: { key: string; until: Date };
   /** Addressed to this endpoint only (the test ping). */
   endpointId?: string;
 }
@@ -37,12 +40,12 @@ export class OutboxService implements OnModuleInit {
     });
   }
 
-  /** The message id, or null when `dedupeKey` was used before. */
+  /** The message id, or null when the dedupe key was used before. */
   async emit(tx: Tx, workspaceId: string, type: EventType, data: object, options: EmitOptions = {}): Promise<string | null> {
     const now = new Date();
     const id = newId('msg');
     const body = messageJson({ type, timestamp: formatTimeRequired(now), data: { ...data, workspace_id: workspaceId } });
-    const stored = await this.messages.emit(tx.manager, { id, workspaceId, type, body, dedupeKey: options.dedupeKey ?? null, createdAt: now }, options.endpointId);
+    const stored = await this.messages.emit(tx.manager, { id, workspaceId, type, body, dedupe: options.dedupe ?? null, createdAt: now }, options.endpointId);
     if (!stored) return null;
     // Not awaited: the act's answer does not wait for the event streams (a failure is logged).
     tx.afterCommit(() => {

@@ -2,9 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { formatTimeRequired } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
 import { OutboxService } from 'src/modules/notifications/outbox.service';
-import { monthStart, ParsedEntry } from 'src/modules/streams/stream-projector';
-import { UsageRollupsRepository } from 'src/modules/usage/usage-rollups.repository';
-import { UsageEntry } from 'src/modules/usage/usage-vocabulary';
+import { monthStart } from 'src/modules/streams/stream-projector';
+import { BudgetCrossing, BudgetQuery } from 'src/modules/usage/usage-events.repository';
 
 /** The shares of a key's monthly cap that emit `budget.threshold_crossed` (CONTRACT.md section 7). */
 export const BUDGET_THRESHOLDS = [50, 80, 100] as const;
@@ -13,31 +12,26 @@ const budgetDedupeKey = (keyId: string, threshold: number, from: string) => `bud
 
 /**
  * `budget.threshold_crossed` for every capped key of a usage batch whose spend in the current UTC
- * month has reached 50, 80 or 100% of its cap, in the projection's transaction. Level-triggered
- * (the spend after this batch, whatever batches committed beside it), and exactly once per key,
- * threshold and month through the outbox's dedupe key: two replicas or a redelivered entry
- * emit nothing twice, and a crossing no single batch saw alone is still emitted by the next.
+ * month has reached 50, 80 or 100% of its cap, in the projection's transaction: the projection's
+ * statement answers the crossings (`current` says which month and thresholds; UsageEventsRepository)
+ * and `emit` writes them. Level-triggered (the spend after this batch, whatever batches committed
+ * beside it), and exactly once per key, threshold and month through the outbox's dedupe key: two
+ * replicas or a redelivered entry emit nothing twice, and a crossing no single batch saw alone is
+ * still emitted by the next.
  */
 @Injectable()
 export class BudgetThresholds {
-  constructor(
-    private readonly rollups: UsageRollupsRepository,
-    private readonly outbox: OutboxService,
-  ) {}
+  constructor(private readonly outbox: OutboxService) {}
 
-  async check(tx: Tx, entries: ParsedEntry<UsageEntry>[]): Promise<void> {
-    const now = new Date();
-    const period = { from: monthStart(now), to: monthStart(now, 1) };
-    const keys = new Map<string, [string, string]>();
-    for (const { value } of entries) {
-      if ('event' in value && value.event.key_id && value.event.pricing_known && value.event.occurred_at >= period.from && value.event.occurred_at < period.to) {
-        keys.set(`${value.event.workspace_id}/${value.event.key_id}`, [value.event.workspace_id, value.event.key_id]);
-      }
-    }
-    if (keys.size === 0) return;
-    const from = formatTimeRequired(period.from);
-    const due = await this.rollups.budgetCrossings(tx.manager, [...keys.values()], period, BUDGET_THRESHOLDS, from);
-    for (const c of due) {
+  /** What the projection is asked about now: the current UTC month and the thresholds. */
+  current(now = new Date()): BudgetQuery {
+    const month = monthStart(now);
+    return { month, thresholds: BUDGET_THRESHOLDS, dedupeMonth: formatTimeRequired(month) };
+  }
+
+  async emit(tx: Tx, budget: BudgetQuery, crossings: BudgetCrossing[]): Promise<void> {
+    const to = monthStart(budget.month, 1);
+    for (const c of crossings) {
       await this.outbox.emit(
         tx,
         c.workspace_id,
@@ -48,11 +42,10 @@ export class BudgetThresholds {
           threshold_percent: c.threshold,
           cap_usd_micros: BigInt(c.cap),
           spent_usd_micros: BigInt(c.spent),
-          period: { from, to: formatTimeRequired(period.to) },
+          period: { from: budget.dedupeMonth, to: formatTimeRequired(to) },
         },
-        { dedupeKey: budgetDedupeKey(c.key_id, c.threshold, from) },
+        { dedupe: { key: budgetDedupeKey(c.key_id, c.threshold, budget.dedupeMonth), until: to } },
       );
     }
   }
 }
-

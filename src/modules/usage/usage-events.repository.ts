@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager, LessThan } from 'typeorm';
 import { deleteAtMost } from 'src/database/delete-at-most';
-import { recordKeyUse } from 'src/modules/keys/key-fragments.repository';
+import { namedQueryIn } from 'src/database/named-query';
+import { cappedKeysAmong, recordKeyUse } from 'src/modules/keys/key-fragments.repository';
+import { messageWritten } from 'src/modules/notifications/notification-messages.repository';
 import { UsageGap as UsageGapRow } from 'src/modules/usage/entities/usage-gap.entity';
 import { arrayLiteral } from 'src/modules/streams/array-literal';
 import { DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, UsageEvent, UsageGap } from 'src/modules/usage/usage-vocabulary';
@@ -34,16 +36,55 @@ const ADD_TOTALS = `
     ${TOTALS_FIELDS.map((f) => `${f} = r.${f} + EXCLUDED.${f}`).join(', ')},
     last_ingested_at = GREATEST(r.last_ingested_at, EXCLUDED.last_ingested_at)`;
 
+/** The budget thresholds a projection is asked about: the current UTC month and its dedupe-key form. */
+export interface BudgetQuery {
+  month: Date;
+  thresholds: readonly number[];
+  /** The month as the dedupe key names it (`budget:{key}:{threshold}:{month}`). */
+  dedupeMonth: string;
+}
+
+/** A budget threshold a capped key of the batch has reached this month, without its message yet. */
+export interface BudgetCrossing {
+  workspace_id: string;
+  key_id: string;
+  agent_id: string;
+  /** The cap and the month's spend, int64 as decimal strings. */
+  cap: string;
+  spent: string;
+  threshold: number;
+}
+
+const ROLLUPS = `INSERT INTO usage_rollups AS r (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
+  SELECT workspace_id, d.dim, date_trunc('hour', bucket, 'UTC'), d.value, ${TOTALS_FIELDS.map((f) => `sum(${f})`).join(', ')}, max(last_ingested_at)
+  FROM minutes
+  CROSS JOIN LATERAL (VALUES ${Object.entries(DIMENSIONS).map(([dim, column]) => `('${dim}', ${column})`).join(', ')}) AS d(dim, value)
+  GROUP BY 1, 2, 3, 4
+  ORDER BY 1, 2, 3, 4
+  ON CONFLICT (workspace_id, dim, bucket, value) DO UPDATE SET ${ADD_TOTALS}`;
+
+const P = EVENT_COLUMNS.length;
+
 /**
  * Inserts the new events (a redelivered `event_id` is skipped), adds exactly the inserted ones to
  * the per-minute rollup (one row per minute and combination of the dimensions' values) and, from
- * those rows, to the hourly rollup of every dimension (both levels always hold the same events),
- * and moves each named key's `last_used_at` forward, in one statement. The last part is the keys
- * module's statement (`recordKeyUse`, on its own tables), joined here on a measured hot path
- * (bench/key-last-use.ts: a statement of its own per batch cost ingestion a round trip and a scan).
+ * those rows, to the hourly rollup of every dimension (both levels always hold the same events)
+ * and to each key's month (`usage_key_months`), and moves each named key's `last_used_at` forward,
+ * in one statement. The key-use part is the keys module's statement (`recordKeyUse`, on its own
+ * tables), joined here on a measured hot path (bench/key-last-use.ts: a statement of its own per
+ * batch cost ingestion a round trip and a scan).
+ *
+ * With `budget`, the same statement answers the budget check: the thresholds reached this month by
+ * the capped keys of the batch (keys' fragment), from their months as this statement left them (the
+ * spend after this batch and every batch committed before it), whose message is not written yet
+ * (notifications' fragment). The check was a statement of its own per batch, a round trip that held
+ * ingestion at 0.90-0.95 of the rate without the check (bench/notifications.ts figure 3).
  */
-// hand-written: the stream projection and its rollups, one batched statement (single-row writes are fsync-bound; bench/read-models).
-const PROJECT_EVENTS = `
+// hand-written: the stream projection and its rollups, one batched statement (single-row writes are fsync-bound; bench/read-models);
+// named (planned once per connection), on the ingestion path.
+const projectStatement = (budget: boolean) => ({
+  name: budget ? 'usage_project_budget' : 'usage_project',
+  text: `
   WITH inserted AS (
     INSERT INTO usage_events (${NAMES}, ingested_at)
     SELECT *, now() FROM unnest(${EVENT_COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
@@ -61,26 +102,47 @@ const PROJECT_EVENTS = `
     SELECT * FROM minutes ORDER BY workspace_id, bucket, ${DIMENSION_COLUMNS}
     ON CONFLICT (workspace_id, bucket, ${DIMENSION_COLUMNS}) DO UPDATE SET ${ADD_TOTALS}
   ),
+  key_months AS (
+    INSERT INTO usage_key_months AS r (workspace_id, key_id, month, usd_micros)
+    SELECT workspace_id, key_id, date_trunc('month', bucket, 'UTC'), sum(usd_micros) FROM minutes WHERE key_id IS NOT NULL
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT (workspace_id, key_id, month) DO UPDATE SET usd_micros = r.usd_micros + EXCLUDED.usd_micros
+    RETURNING workspace_id, key_id, month, usd_micros
+  ),
   key_use AS (${recordKeyUse('inserted')})
-  INSERT INTO usage_rollups AS r (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
-  SELECT workspace_id, d.dim, date_trunc('hour', bucket, 'UTC'), d.value, ${TOTALS_FIELDS.map((f) => `sum(${f})`).join(', ')}, max(last_ingested_at)
-  FROM minutes
-  CROSS JOIN LATERAL (VALUES ${Object.entries(DIMENSIONS).map(([dim, column]) => `('${dim}', ${column})`).join(', ')}) AS d(dim, value)
-  GROUP BY 1, 2, 3, 4
-  ORDER BY 1, 2, 3, 4
-  ON CONFLICT (workspace_id, dim, bucket, value) DO UPDATE SET ${ADD_TOTALS}`;
+  ${
+    budget
+      ? `, rollups AS (${ROLLUPS}),
+  spend AS (SELECT workspace_id, key_id, usd_micros FROM key_months WHERE month = $${P + 1})
+  SELECT c.workspace_id, c.id AS key_id, c.agent_id, c.cap::text AS cap, s.usd_micros::text AS spent, t.threshold
+  FROM (${cappedKeysAmong(`ARRAY(SELECT workspace_id FROM spend ORDER BY workspace_id, key_id)`, `ARRAY(SELECT key_id FROM spend ORDER BY workspace_id, key_id)`)}) c
+  JOIN spend s ON s.workspace_id = c.workspace_id AND s.key_id = c.id
+  CROSS JOIN unnest($${P + 2}::int[]) AS t(threshold)
+  WHERE s.usd_micros::numeric * 100 >= c.cap * t.threshold
+    AND NOT ${messageWritten('c.workspace_id', `'budget:' || c.id || ':' || t.threshold || ':' || $${P + 3}`)}
+  ORDER BY c.workspace_id, c.id, t.threshold`
+      : ROLLUPS
+  }`,
+});
+const PROJECT = projectStatement(false);
+const PROJECT_WITH_BUDGET = projectStatement(true);
 
 /** The writes of the usage read model: `usage_events` with both rollup levels, `usage_gaps`, and their retention. */
 @Injectable()
 export class UsageEventsRepository {
-  /** Projects events (distinct by workspace and event id) with their rollups, in the caller's transaction. */
-  async projectEvents(manager: EntityManager, events: UsageEvent[]): Promise<void> {
-    if (events.length === 0) return;
+  /**
+   * Projects events (distinct by workspace and event id) with their rollups, in the caller's
+   * transaction; with `budget`, answers the thresholds crossed (PROJECT_WITH_BUDGET).
+   */
+  async projectEvents(manager: EntityManager, events: UsageEvent[], budget?: BudgetQuery): Promise<BudgetCrossing[]> {
+    if (events.length === 0) return [];
     // Times travel as ISO strings (a Date would be written in its local-time form).
-    await manager.query(
-      PROJECT_EVENTS,
-      EVENT_COLUMNS.map(([name]) => arrayLiteral(events.map((e) => (name === 'occurred_at' ? e.occurred_at.toISOString() : e[name])))),
-    );
+    const columns = EVENT_COLUMNS.map(([name]) => arrayLiteral(events.map((e) => (name === 'occurred_at' ? e.occurred_at.toISOString() : e[name]))));
+    if (!budget) {
+      await namedQueryIn(manager, PROJECT, columns);
+      return [];
+    }
+    return namedQueryIn<BudgetCrossing>(manager, PROJECT_WITH_BUDGET, [...columns, budget.month, budget.thresholds, budget.dedupeMonth]);
   }
 
   /** Records gap windows (one already recorded is kept once), in the caller's transaction. */
@@ -101,6 +163,8 @@ export class UsageEventsRepository {
     // hand-written (deleteAtMost): a bounded DELETE by ctid; the rollup tables have no key to match rows back by.
     let deleted = await deleteAtMost(manager, 'usage_rollups', 'workspace_id = $1 AND bucket < $2 AND dim = ANY($3)', [workspaceId, cutoff, Object.keys(DIMENSIONS)], limit);
     if (deleted < limit) deleted += await deleteAtMost(manager, 'usage_minute_rollups', 'workspace_id = $1 AND bucket < $2', [workspaceId, cutoff], limit - deleted);
+    // A key's month goes once all of it is older than the cutoff (its spend is the budget check's while the month runs).
+    if (deleted < limit) deleted += await deleteAtMost(manager, 'usage_key_months', `workspace_id = $1 AND month + interval '1 month' <= $2`, [workspaceId, cutoff], limit - deleted);
     await manager.delete(UsageGapRow, { workspaceId, toAt: LessThan(cutoff) });
     return deleted;
   }

@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { TimeWindow } from 'src/common/time/time';
 import { namedQuery } from 'src/database/named-query';
 import { Dimension, DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS, TotalsField } from 'src/modules/usage/usage-vocabulary';
-import { cappedKeysAmong } from 'src/modules/keys/key-fragments.repository';
-import { messageWritten } from 'src/modules/notifications/notification-messages.repository';
 
 /** One row of a summary: a group value's totals, or (`is_total` 1) the window's. */
 export type SummaryRow = Record<TotalsField, string | null> & { is_total: number; value: string | null; freshness_at: Date | null };
@@ -73,17 +71,6 @@ function summaryStatement(groupBy: Dimension) {
 const SUMMARY_STATEMENTS = Object.fromEntries(Object.keys(DIMENSIONS).map((d) => [d, summaryStatement(d as Dimension)])) as Record<Dimension, ReturnType<typeof summaryStatement>>;
 
 /** The reads of the usage read model: summaries over both rollup levels and the raw events, gaps, and key spend. */
-/** A budget threshold a capped key has reached this month, without its message yet. */
-export interface BudgetCrossing {
-  workspace_id: string;
-  key_id: string;
-  agent_id: string;
-  /** The cap and the month's spend, int64 as decimal strings. */
-  cap: string;
-  spent: string;
-  threshold: number;
-}
-
 @Injectable()
 export class UsageRollupsRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -107,47 +94,16 @@ export class UsageRollupsRepository {
     return rows[0].found;
   }
 
-  /** The spend of each of the workspace's `keyIds` with usage in the period (hourly rollups), for the summary's budgets. */
-  keySpend(workspaceId: string, keyIds: string[], period: TimeWindow): Promise<{ key_id: string; spent: string }[]> {
-    // hand-written: a named aggregate over the hourly rollups on every summary read.
+  /** The spend of each of the workspace's `keyIds` with usage in the month starting at `month`, for the summary's budgets. */
+  keySpend(workspaceId: string, keyIds: string[], month: Date): Promise<{ key_id: string; spent: string }[]> {
+    // hand-written: a named read of the keys' months on every summary read.
     return namedQuery<{ key_id: string; spent: string }>(
       this.dataSource,
       {
         name: 'usage_budget_spend',
-        text: `SELECT value AS key_id, sum(usd_micros)::text AS spent FROM usage_rollups
-               WHERE workspace_id = $1 AND dim = 'key' AND value = ANY($2) AND bucket >= $3 AND bucket < $4 GROUP BY value`,
+        text: `SELECT key_id, usd_micros::text AS spent FROM usage_key_months WHERE workspace_id = $1 AND key_id = ANY($2) AND month = $3`,
       },
-      [workspaceId, keyIds, period.from, period.to],
-    );
-  }
-  /**
-   * The thresholds crossed by the capped keys of a batch (`pairs`: workspace and key ids) whose
-   * message is not written yet, in the caller's transaction: the capped keys (keys' fragment), their
-   * month's spend from the hourly rollups, and the crossings without their message (notifications'
-   * fragment); the emit's dedupe key still decides, so a concurrent batch emits nothing twice.
-   */
-  budgetCrossings(manager: EntityManager, pairs: [string, string][], period: TimeWindow, thresholds: readonly number[], dedupeMonth: string): Promise<BudgetCrossing[]> {
-    // hand-written: on the ingestion path, one set-based statement per batch (bench/notifications.ts figure 3:
-    // three statements, one per owner, held ingestion at 0.86 of the rate without the check): nothing but
-    // the capped keys is read when none is capped, and the rollups are one index range per workspace, not
-    // one per key (the index leads with the bucket, not the key).
-    return manager.query(
-      `WITH capped AS MATERIALIZED (${cappedKeysAmong('$1', '$2')}),
-       rollups AS (
-         SELECT r.workspace_id, r.value, sum(r.usd_micros) AS spent FROM usage_rollups r
-         WHERE r.workspace_id = ANY(ARRAY(SELECT DISTINCT workspace_id FROM capped)) AND r.dim = 'key' AND r.bucket >= $3 AND r.bucket < $4
-           AND r.value = ANY(ARRAY(SELECT id FROM capped))
-         GROUP BY 1, 2
-       ), spend AS (
-         SELECT c.workspace_id, c.id, c.agent_id, c.cap, COALESCE(r.spent, 0) AS spent
-         FROM capped c LEFT JOIN rollups r ON r.workspace_id = c.workspace_id AND r.value = c.id
-       )
-       SELECT s.workspace_id, s.id AS key_id, s.agent_id, s.cap::text AS cap, s.spent::text AS spent, t.threshold
-       FROM spend s CROSS JOIN unnest($5::int[]) AS t(threshold)
-       WHERE s.spent * 100 >= s.cap * t.threshold
-         AND NOT ${messageWritten('s.workspace_id', `'budget:' || s.id || ':' || t.threshold || ':' || $6`)}
-       ORDER BY s.workspace_id, s.id, t.threshold`,
-      [pairs.map(([w]) => w), pairs.map(([, k]) => k), period.from, period.to, thresholds, dedupeMonth],
+      [workspaceId, keyIds, month],
     );
   }
 }

@@ -3,7 +3,7 @@ import { EntityManager } from 'typeorm';
 import { floorTo, HOUR_MS } from 'src/common/time/time';
 import { EntryReader, MalformedEntry } from 'src/modules/streams/entry-reader';
 import { ParkedEntry, ParsedEntry, StreamProjector } from 'src/modules/streams/stream-projector';
-import { UsageEventsRepository } from 'src/modules/usage/usage-events.repository';
+import { BudgetCrossing, BudgetQuery, UsageEventsRepository } from 'src/modules/usage/usage-events.repository';
 import { UsageEntry, UsageEvent, UsageGap } from 'src/modules/usage/usage-vocabulary';
 
 export { DIMENSIONS, EVENT_TOTALS, TOTALS_FIELDS } from 'src/modules/usage/usage-vocabulary';
@@ -56,6 +56,15 @@ export class UsageProjector implements StreamProjector<UsageEntry> {
   }
 
   async project(manager: EntityManager, entries: ParsedEntry<UsageEntry>[]): Promise<void> {
+    await this.write(manager, entries);
+  }
+
+  /** Projects the batch and answers the budget thresholds its capped keys crossed (UsageEventsRepository, BudgetThresholds). */
+  projectWithBudget(manager: EntityManager, entries: ParsedEntry<UsageEntry>[], budget: BudgetQuery): Promise<BudgetCrossing[]> {
+    return this.write(manager, entries, budget);
+  }
+
+  private async write(manager: EntityManager, entries: ParsedEntry<UsageEntry>[], budget?: BudgetQuery): Promise<BudgetCrossing[]> {
     const seen = new Set<string>();
     const events: UsageEvent[] = [];
     const gaps: UsageGap[] = [];
@@ -66,8 +75,9 @@ export class UsageProjector implements StreamProjector<UsageEntry> {
         events.push(value.event);
       }
     }
-    await this.events.projectEvents(manager, events);
+    const crossings = await this.events.projectEvents(manager, events, budget);
     await this.events.insertGaps(manager, gaps);
+    return crossings;
   }
 
   /** A lost event is a detectable gap: the hour its stream entry was written in. */

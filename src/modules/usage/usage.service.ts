@@ -64,8 +64,9 @@ export class UsageService implements OnModuleInit {
       parked: (manager, entries) => projector.parked(manager, entries),
       retain: (manager, workspaceId, cutoff, limit) => projector.retain(manager, workspaceId, cutoff, limit),
       project: async (manager, entries, tx) => {
-        await projector.project(manager, entries);
-        if (tx) await this.budgetThresholds.check(tx, entries);
+        if (!tx) return projector.project(manager, entries);
+        const budget = this.budgetThresholds.current();
+        await this.budgetThresholds.emit(tx, budget, await projector.projectWithBudget(manager, entries, budget));
       },
     });
   }
@@ -107,7 +108,7 @@ export class UsageService implements OnModuleInit {
     const period = { from: monthStart(now), to: monthStart(now, 1) };
     const caps = await this.keys.budgetCaps(workspaceId);
     if (caps.length === 0) return [];
-    const spent = await this.rollups.keySpend(workspaceId, caps.map((c) => c.id), period);
+    const spent = await this.rollups.keySpend(workspaceId, caps.map((c) => c.id), period.from);
     const spentBy = new Map(spent.map((r) => [r.key_id, r.spent]));
     const rows = caps.map((c) => ({ key_id: c.id, cap: c.cap, spent: spentBy.get(c.id) ?? '0' }));
     return rows.map((r) => {

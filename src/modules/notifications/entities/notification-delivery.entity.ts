@@ -1,10 +1,11 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 /** `notification_deliveries`: one message to one endpoint, with its retry state and claim. */
 @Entity({ name: 'notification_deliveries' })
+@Index('notification_deliveries_endpoint_due', ['endpointId', 'nextAttemptAt'], { where: `state = 'pending'` })
 export class NotificationDelivery {
   @PrimaryColumn({ name: 'endpoint_id', type: 'text' })
   endpointId: string;

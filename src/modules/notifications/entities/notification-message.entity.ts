@@ -21,6 +21,10 @@ export class NotificationMessage {
   @Column({ name: 'dedupe_key', type: 'text', nullable: true })
   dedupeKey: string | null;
 
+  /** Until when the dedupe key's event can recur: retention keeps the message until then. */
+  @Column({ name: 'dedupe_until', type: 'timestamptz', precision: 3, nullable: true })
+  dedupeUntil: Date | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 }
