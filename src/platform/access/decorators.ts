@@ -26,22 +26,9 @@ export const Authenticated = () => SetMetadata(ACCESS_KEY, { kind: 'session' } s
 /** A verified session that is a member of `:ws` with a role granting `action` (and not frozen, unless a read). */
 export const Action = (action: WorkspaceAction) => SetMetadata(ACCESS_KEY, { kind: 'workspace', action } satisfies Access);
 
-/** Declarations read so far, by controller and handler: decorators are applied once, when the classes are defined. */
-const declarations = new WeakMap<object, WeakMap<object, Access>>();
-
-/**
- * The access a handler declares; a 500 when it declares none, so a forgotten declaration fails
- * closed and loudly. Read once per handler (four guards ask on every request).
- */
+/** The access a handler declares; a 500 when it declares none, so a forgotten declaration fails closed and loudly. */
 export function declaredAccess(reflector: Reflector, context: ExecutionContext): Access {
-  const controller = context.getClass();
-  const handler = context.getHandler();
-  let byHandler = declarations.get(controller);
-  const known = byHandler?.get(handler);
-  if (known) return known;
-  const access = reflector.getAllAndOverride<Access | undefined>(ACCESS_KEY, [handler, controller]);
+  const access = reflector.getAllAndOverride<Access | undefined>(ACCESS_KEY, [context.getHandler(), context.getClass()]);
   if (!access) throw new InternalServerErrorException();
-  if (!byHandler) declarations.set(controller, (byHandler = new WeakMap()));
-  byHandler.set(handler, access);
   return access;
 }
