@@ -6,7 +6,8 @@
  * and named statements). `BENCH_BEFORE=<dir>`: also the code checked out in `dir` (a `git worktree`
  * of an earlier commit, with this checkout's node_modules linked in), measured in the same rounds.
  * Needs the PostgreSQL and Redis of `npm test` (DATABASE_URL, REDIS_URL). `BENCH_CPU_PROF=<dir>`
- * writes a CPU profile of each control process there (node --cpu-prof).
+ * writes a CPU profile of each control process and of the baseline there (node --cpu-prof). `BENCH_PHASES=lookup,floor,list`
+ * (default all three) runs only the phases named, to iterate on one route faster.
  * Phases alternate baseline and control for BENCH_ROUNDS rounds (default 3) of BENCH_DURATION_S
  * seconds (default 10); each row reports the median round, so a burst of load from elsewhere on
  * the machine skews one round, not the result.
@@ -41,6 +42,7 @@ const LEVELS = ['info', 'warn'] as const;
 const PLATFORMS = ['express', 'fastify'] as const;
 const CONTROLS = VARIANTS.flatMap((variant) => LEVELS.flatMap((level) => PLATFORMS.map((platform) => ({ ...variant, level, platform }))));
 const CPU_PROF = process.env.BENCH_CPU_PROF;
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'lookup,floor,list').split(',').map((phase) => phase.trim()));
 const SECRET = randomBytes(32).toString('hex');
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -136,7 +138,7 @@ async function main(): Promise<void> {
     // The first migrates the database alone; the others start together.
     await launch(apps[0]);
     await Promise.all(apps.slice(1).map(launch));
-    const baseline = start('bench/baseline.ts', { DATABASE_URL: url, DATABASE_POOL_SIZE: String(POOL_SIZE), PORT: String(BASELINE_PORT) });
+    const baseline = start('bench/baseline.ts', { DATABASE_URL: url, DATABASE_POOL_SIZE: String(POOL_SIZE), PORT: String(BASELINE_PORT) }, { profile: true });
     children.push(baseline);
     const baseUrl = `http://127.0.0.1:${BASELINE_PORT}`;
     await waitFor(baseUrl);
@@ -162,11 +164,21 @@ async function main(): Promise<void> {
     type Phase = [string, ChildProcess, string, string[], () => Promise<Record<string, string>>];
     const name = (what: string, app: (typeof apps)[number]) => `${what}: ${app.code}, ${app.platform}, LOG_LEVEL=${app.level}`;
     const phases: Phase[] = [
-      ['key lookup: baseline (node http + pg)', baseline, baseUrl, hashes.map((h) => `/keys/${h}`), async () => ({})],
-      ...apps.map((app): Phase => [name('key lookup', app), app.child, app.url, hashes.map((h) => `/internal/v1/keys/${h}`), serviceAuth]),
-      ...apps.filter((app) => app.level === 'info').map((app): Phase => [name('framework floor (GET /healthz, no I/O)', app), app.child, app.url, ['/healthz'], async () => ({})]),
-      ['key list: baseline (node http + pg)', baseline, baseUrl, [`/workspaces/${listWs}/keys`], async () => ({})],
-      ...apps.map((app): Phase => [name('key list', app), app.child, app.url, [`/api/v1/workspaces/${listWs}/keys`], async () => auth]),
+      ...(PHASES.has('lookup')
+        ? [
+            ['key lookup: baseline (node http + pg)', baseline, baseUrl, hashes.map((h) => `/keys/${h}`), async () => ({})] as Phase,
+            ...apps.map((app): Phase => [name('key lookup', app), app.child, app.url, hashes.map((h) => `/internal/v1/keys/${h}`), serviceAuth]),
+          ]
+        : []),
+      ...(PHASES.has('floor')
+        ? apps.filter((app) => app.level === 'info').map((app): Phase => [name('framework floor (GET /healthz, no I/O)', app), app.child, app.url, ['/healthz'], async () => ({})])
+        : []),
+      ...(PHASES.has('list')
+        ? [
+            ['key list: baseline (node http + pg)', baseline, baseUrl, [`/workspaces/${listWs}/keys`], async () => ({})] as Phase,
+            ...apps.map((app): Phase => [name('key list', app), app.child, app.url, [`/api/v1/workspaces/${listWs}/keys`], async () => auth]),
+          ]
+        : []),
     ];
     const load0 = loadavg();
     const rounds: Measure[][] = phases.map(() => []);
@@ -181,14 +193,15 @@ async function main(): Promise<void> {
     const results = rounds.map((list) => [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)]);
 
     const byName = new Map(results.map((m) => [m.name, m]));
-    const lookupBase = results[0];
-    const listBase = byName.get('key list: baseline (node http + pg)')!;
+    const lookupBase = byName.get('key lookup: baseline (node http + pg)');
+    const listBase = byName.get('key list: baseline (node http + pg)');
     const pct = (a: number, b: number) => `${Math.round((a / b) * 100)}%`;
-    const row = (m: Measure, base?: Measure) =>
-      `| ${m.name} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${base ? pct(m.rps, base.rps) : '100%'} | ${base ? (m.p99 / base.p99).toFixed(2) : '1.00'} | ${Math.round(m.cpuUs)} | ${base ? pct(base.cpuUs, m.cpuUs) : '100%'} | ${m.non2xx + m.errors} |`;
+    // A baseline is its own reference; the floor is set against the lookup's baseline, '-' when that phase did not run.
+    const row = (m: Measure, base: Measure | undefined) =>
+      `| ${m.name} | ${Math.round(m.rps)} | ${m.p50} | ${m.p99} | ${base ? pct(m.rps, base.rps) : '-'} | ${base ? (m.p99 / base.p99).toFixed(2) : '-'} | ${Math.round(m.cpuUs)} | ${base ? pct(base.cpuUs, m.cpuUs) : '-'} | ${m.non2xx + m.errors} |`;
     const loadAverage = (avg: number[]) => avg.map((n) => n.toFixed(1)).join(' ');
-    const target = (label: string, m: Measure | undefined, base: Measure, share: number, p99?: number) =>
-      m
+    const target = (label: string, m: Measure | undefined, base: Measure | undefined, share: number, p99?: number) =>
+      m && base
         ? `- ${label}: ${pct(m.rps, base.rps)} of the baseline (target >= ${share * 100}%)${p99 ? `, p99 ${(m.p99 / base.p99).toFixed(2)}x (target <= ${p99}x)` : ''}: ${m.rps >= share * base.rps && (!p99 || m.p99 <= p99 * base.p99) ? 'met' : 'NOT met'}`
         : '';
     const lines = [
@@ -196,7 +209,7 @@ async function main(): Promise<void> {
       '',
       '| Phase | req/s | p50 ms | p99 ms | req/s of baseline | p99 / baseline | server CPU us/req | CPU efficiency of baseline | non-2xx + errors |',
       '|---|---|---|---|---|---|---|---|---|',
-      ...results.map((m) => row(m, m === lookupBase || m === listBase ? undefined : m.name.startsWith('key list') ? listBase : lookupBase)),
+      ...results.map((m) => row(m, m.name.includes('baseline') ? m : m.name.startsWith('key list') ? listBase : lookupBase)),
       '',
       target('key lookup, Express, default LOG_LEVEL', byName.get('key lookup: after, express, LOG_LEVEL=info'), lookupBase, 0.6, 1.5),
       target('key lookup, Fastify, default LOG_LEVEL', byName.get('key lookup: after, fastify, LOG_LEVEL=info'), lookupBase, 0.9),

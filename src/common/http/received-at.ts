@@ -1,4 +1,5 @@
 import { createParamDecorator, ExecutionContext, InternalServerErrorException } from '@nestjs/common';
+import { requestOf } from 'src/common/http/request-of';
 
 /**
  * When the request arrived, as `performance.now()` of this process (a monotonic clock, set by the
@@ -9,7 +10,7 @@ import { createParamDecorator, ExecutionContext, InternalServerErrorException } 
  * A 500 when the middleware did not run, so a missing middleware fails loudly.
  */
 export const ReceivedAt = createParamDecorator((_: unknown, ctx: ExecutionContext): number => {
-  const request = ctx.switchToHttp().getRequest<{ raw?: { receivedAt?: number }; receivedAt?: number }>();
+  const request = requestOf<{ raw?: { receivedAt?: number }; receivedAt?: number }>(ctx);
   // Fastify hands middleware the raw node request, Express the request itself.
   const receivedAt = (request.raw ?? request).receivedAt;
   if (receivedAt === undefined) throw new InternalServerErrorException();

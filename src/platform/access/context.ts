@@ -1,5 +1,6 @@
 import { createParamDecorator, ExecutionContext, InternalServerErrorException } from '@nestjs/common';
 import { Role, WorkspaceAction } from 'src/platform/access/actions';
+import { requestOf } from 'src/common/http/request-of';
 
 export type Env = 'dev' | 'stage' | 'prod';
 
@@ -32,14 +33,14 @@ export interface GuardedRequest {
 
 /** The verified operator; a 500 when the session guard did not run, so a missing guard fails loudly. */
 export const Operator = createParamDecorator((_: unknown, ctx: ExecutionContext): OperatorContext => {
-  const operator = ctx.switchToHttp().getRequest<GuardedRequest>().operator;
+  const operator = requestOf<GuardedRequest>(ctx).operator;
   if (!operator) throw new InternalServerErrorException();
   return operator;
 });
 
 /** The workspace the membership guard loaded; a 500 when it did not run. */
 export function workspaceOf(ctx: ExecutionContext): WorkspaceContext {
-  const workspace = ctx.switchToHttp().getRequest<GuardedRequest>().workspace;
+  const workspace = requestOf<GuardedRequest>(ctx).workspace;
   if (!workspace) throw new InternalServerErrorException();
   return workspace;
 }

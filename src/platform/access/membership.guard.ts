@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { GuardedRequest } from 'src/platform/access/context';
 import { declaredAccess } from 'src/platform/access/decorators';
 import { WorkspaceAccess } from 'src/platform/access/workspace-access.service';
+import { requestOf } from 'src/common/http/request-of';
 
 /**
  * Workspace routes: the operator must be a member of `:ws`, or the answer is 404 `workspace not
@@ -20,7 +21,7 @@ export class MembershipGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const access = declaredAccess(this.reflector, context);
     if (access.kind !== 'workspace') return true;
-    const request = context.switchToHttp().getRequest<GuardedRequest>();
+    const request = requestOf<GuardedRequest>(context);
     if (!request.operator) throw new InternalServerErrorException();
     request.workspace = await this.access.membership(request.params.ws, request.operator, access.action);
     return true;

@@ -37,8 +37,12 @@ export class RequestGuard implements CanActivate {
     return true;
   }
 
+  /** The checks after the first one that answered with a promise; only a promise is awaited (the role, frozen and text checks answer at once). */
   private async rest(plan: CanActivate[], from: number, context: ExecutionContext): Promise<boolean> {
-    for (let i = from; i < plan.length; i++) if (!(await plan[i].canActivate(context))) return false;
+    for (let i = from; i < plan.length; i++) {
+      const result = plan[i].canActivate(context) as boolean | Promise<boolean>;
+      if (!(result instanceof Promise ? await result : result)) return false;
+    }
     return true;
   }
 

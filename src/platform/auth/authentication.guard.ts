@@ -4,6 +4,7 @@ import { declaredAccess } from 'src/platform/access/decorators';
 import { ServiceTokenAuthGuard } from 'src/platform/auth/service-token-auth.guard';
 import { SessionAuthGuard } from 'src/platform/auth/session-auth.guard';
 import { recordRouteTemplate, routeTemplate } from 'src/common/http/route-template';
+import { requestOf } from 'src/common/http/request-of';
 
 /**
  * The first global guard. Every handler declares how it is reached (deny by default, a 500
@@ -21,7 +22,7 @@ export class AuthenticationGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const access = declaredAccess(this.reflector, context);
-    recordRouteTemplate(context.switchToHttp().getRequest<object>(), routeTemplate(context.getClass(), context.getHandler()));
+    recordRouteTemplate(requestOf<object>(context), routeTemplate(context.getClass(), context.getHandler()));
     switch (access.kind) {
       case 'public':
         return true;

@@ -5,6 +5,7 @@ import { ServiceTokenStrategy } from 'src/platform/auth/service-token.strategy';
 import { VerifiedTokens } from 'src/platform/auth/verified-tokens';
 import { ApiError } from 'src/common/http/errors';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { requestOf } from 'src/common/http/request-of';
 
 type Request = { headers: Record<string, unknown> };
 
@@ -27,7 +28,7 @@ export class ServiceTokenAuthGuard extends AuthGuard() {
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     if (!this.config.serviceJwtSecret) throw new ApiError(503, 'service authentication is not configured');
-    const token = bearerOf(context.switchToHttp().getRequest<Request>());
+    const token = bearerOf(requestOf<Request>(context));
     if (!token) throw new ApiError(401, 'service token not accepted');
     if (this.remembered.get(token)) return true;
     return (await super.canActivate(context)) as boolean;
@@ -36,7 +37,7 @@ export class ServiceTokenAuthGuard extends AuthGuard() {
   override handleRequest<T = true>(error: unknown, expiresAt: number | false, _info: unknown, context: ExecutionContext): T {
     if (error) throw error;
     if (!expiresAt) throw new ApiError(401, 'service token not accepted');
-    this.remembered.set(bearerOf(context.switchToHttp().getRequest<Request>())!, true, expiresAt);
+    this.remembered.set(bearerOf(requestOf<Request>(context))!, true, expiresAt);
     return true as T;
   }
 }

@@ -6,6 +6,7 @@ import { SessionStrategy, VerifiedSession } from 'src/platform/auth/session.stra
 import { VerifiedTokens } from 'src/platform/auth/verified-tokens';
 import { ApiError } from 'src/common/http/errors';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
+import { requestOf } from 'src/common/http/request-of';
 
 type Request = GuardedRequest & { headers: Record<string, unknown> };
 
@@ -26,9 +27,10 @@ export class SessionAuthGuard extends AuthGuard() {
     super({ defaultStrategy: strategy.name, property: 'operator' });
   }
 
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous for a remembered token (the common case: no promise and no extra turn of the request). */
+  override canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (!this.config.identityIssuer) throw new ApiError(503, 'dashboard identity is not configured');
-    const request = context.switchToHttp().getRequest<Request>();
+    const request = requestOf<Request>(context);
     const token = bearerOf(request);
     if (!token) throw new ApiError(401, 'session required');
     const known = this.remembered.get(token);
@@ -36,13 +38,13 @@ export class SessionAuthGuard extends AuthGuard() {
       request.operator = known;
       return true;
     }
-    return (await super.canActivate(context)) as boolean;
+    return super.canActivate(context) as Promise<boolean>;
   }
 
   override handleRequest<T = OperatorContext>(error: unknown, session: VerifiedSession | false, _info: unknown, context: ExecutionContext): T {
     if (error) throw error;
     if (!session) throw new ApiError(401, 'session not accepted');
-    this.remembered.set(bearerOf(context.switchToHttp().getRequest<Request>())!, session.operator, session.rememberedUntil);
+    this.remembered.set(bearerOf(requestOf<Request>(context))!, session.operator, session.rememberedUntil);
     return session.operator as T;
   }
 }

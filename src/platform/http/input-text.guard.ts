@@ -7,6 +7,7 @@ import { Answer, ANSWERS_KEY } from 'src/common/http/documented';
 import { ApiError, FieldError, FieldValidationError } from 'src/common/http/errors';
 import { routeTemplate } from 'src/common/http/route-template';
 import { InputFault, inputFault, isStorableText, TOO_DEEP, UNSTORABLE_TEXT } from 'src/common/http/text';
+import { requestOf } from 'src/common/http/request-of';
 
 const OWN_FORMAT_KEY = 'input:own-path-format';
 
@@ -102,7 +103,7 @@ export class InputTextGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const reads = this.readsOf(context.getClass(), context.getHandler());
-    const request = context.switchToHttp().getRequest<{ params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown }>();
+    const request = requestOf<{ params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown }>(context);
     for (const [name, detail] of reads.params) {
       const value = request.params?.[name];
       if (typeof value === 'string' && !isStorableText(value)) throw new ApiError(404, detail);
