@@ -103,7 +103,7 @@ export class UsageService implements OnModuleInit {
     });
   }
 
-  /** Each unrevoked key with a monthly cap (the keys module's list): the current UTC calendar month's spend from the usage rollups. */
+  /** Each unrevoked key with a monthly cap (the keys module's list): the current UTC calendar month's spend from the keys' months (`usage_key_months`). */
   private async budgets(workspaceId: string, now: Date) {
     const period = { from: monthStart(now), to: monthStart(now, 1) };
     const caps = await this.keys.budgetCaps(workspaceId);
