@@ -5,7 +5,8 @@
  *      bodies with the same concurrency (16 in flight, the per-endpoint bound): one round in the
  *      first form, then ROUNDS rounds of bare, ours, bare (median ratio);
  *   2. what the outbox write costs the act it rides on: minting a key and holding a call through
- *      HTTP, with `OutboxService.emit` real and replaced by a no-op, alternated act by act (medians);
+ *      HTTP, with `OutboxService.riding` real and answering null (the act's statement carries no
+ *      message), alternated act by act (medians);
  *   3. usage ingestion with the budget-threshold check against the projection alone (batches of
  *      BATCH events naming capped keys), alternated;
  *   4. STREAMS open event streams on this process: memory growth and commit-to-stream latency.
@@ -157,7 +158,7 @@ async function main(): Promise<void> {
       });
       const key = await call('POST', `/api/v1/workspaces/${ws}/keys`, { agent_id: 'holder' });
       const service = { Authorization: `Bearer ${await signServiceToken(config.serviceJwtSecret!, 'gateway', 'control')}`, 'content-type': 'application/json' };
-      const real = outbox.emit.bind(outbox);
+      const real = outbox.riding.bind(outbox);
       const timeAct = async (act: () => Promise<unknown>) => {
         const started = performance.now();
         await act();
@@ -177,11 +178,11 @@ async function main(): Promise<void> {
         for (let round = 0; round < ROUNDS; round++) {
           for (let i = 0; i < 2 * ACTS; i++) {
             const writes = (i + round) % 2 === 0;
-            outbox.emit = writes ? real : async () => null;
+            outbox.riding = writes ? real : () => null as unknown as ReturnType<typeof real>;
             (writes ? withOutbox : without).push(await timeAct(act));
           }
         }
-        outbox.emit = real;
+        outbox.riding = real;
         const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
         console.log(
           `2. ${name}: median ${median(without).toFixed(2)} ms without the outbox write, ${median(withOutbox).toFixed(2)} ms with it (${ROUNDS} rounds of ${ACTS} acts each way, alternated): ` +

@@ -28,7 +28,7 @@ describe('AuditEventsRepository', () => {
 
   it('appends links 1, 2, 3 from genesis: each chain_hash is the SHA-256 link the verifier recomputes, and the head follows', async () => {
     const { workspaceId } = await seedTenant(db.dataSource);
-    const at = await append(workspaceId, 'key.mint', { prefix: 'ob_test' }, 'key_a');
+    const { occurred_at: at } = await append(workspaceId, 'key.mint', { prefix: 'ob_test' }, 'key_a');
     expect(at).toBeInstanceOf(Date);
     await append(workspaceId, 'key.revoke');
     await append(workspaceId, 'policy.publish');

@@ -100,8 +100,6 @@ describe('VirtualKeysRepository', () => {
     expect(await keys.hasActiveKey(manager, id, 'x')).toBe(true);
     expect(await keys.hasActiveKey(manager, id, 'y')).toBe(false);
     expect(await keys.hasActiveKey(manager, id, 'z')).toBe(false);
-    expect(await keys.agentOf(manager, id, a.id)).toBe('x');
-    expect(await keys.agentOf(manager, id, 'key_unknown')).toBeNull();
     expect(await keys.budgetCaps(id)).toEqual([{ id: a.id, cap: '100' }]);
   });
 

@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { ApprovalEvents } from 'src/modules/approvals/approval-events.service';
+import { AuditService } from 'src/modules/audit/audit.service';
+import { Transactions } from 'src/database/transactions';
 import { KeyExpiry } from 'src/modules/keys/key-expiry.service';
 import { NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
 import { expectAccessMatrix, roleMembers, RouteCase } from 'test/support/access-matrix';
@@ -398,6 +400,53 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
       expect(delivered).toHaveLength(4);
       const types = (await messages(op, '?limit=200')).map((m: { type: string }) => m.type);
       expect(types.filter((x: string) => x === 'key.rotated')).toHaveLength(1);
+    });
+
+    it('writes audit.event in the statement that appends the audit row: its occurred_at, the act\'s text whole, nothing for a rolled-back act', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      const audit = t.app.get(AuditService);
+      const transactions = t.app.get(Transactions);
+      // Text shaped like the body's cut marker, with JSON's special characters: none of it may be taken for the hole.
+      const target = `"hole_${'0'.repeat(32)}" hole_ \\" \\\\ </script> \u2028 \u0001 ü 😀`;
+      const rolledBack = transactions.run(async (tx) => {
+        await audit.record(tx, { workspaceId: ws, actor: null, action: 'key.mint', target: 'rolled-back', detail: {} });
+        throw new Error('rolled back');
+      });
+      await expect(rolledBack).rejects.toThrow('rolled back');
+      await transactions.run((tx) => audit.record(tx, { workspaceId: ws, actor: null, action: 'key.mint', target, detail: { prefix: target.slice(0, 20) } }));
+      const listed = (await t.http().get(`${base(op)}/audit?from=2020-01-01T00:00:00Z&to=2100-01-01T00:00:00Z&limit=200`).set(bearer(op)).expect(200)).body.events;
+      const rows: { body: string; created_at: Date }[] = await t.db.query(`SELECT body, created_at FROM notification_messages WHERE workspace_id = $1 AND type = 'audit.event'`, [ws]);
+      const bodies = rows.map((r) => JSON.parse(r.body));
+      // One message per audit row, each carrying the row exactly as the trail lists it (occurred_at included).
+      expect(bodies.map((b) => b.data)).toEqual(expect.arrayContaining(listed));
+      expect(bodies).toHaveLength(listed.length);
+      const written = bodies.filter((b) => b.data.target === target);
+      expect(written).toEqual([{ type: 'audit.event', timestamp: expect.any(String), data: listed.find((e: { target: string }) => e.target === target) }]);
+      expect(written[0].data.occurred_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      expect(listed.some((e: { target: string }) => e.target === 'rolled-back')).toBe(false);
+      expect(bodies.some((b) => b.data.target === 'rolled-back')).toBe(false);
+    });
+
+    it('holds a call once under concurrent retries of the same request: one approval, one approval.requested; an unknown key announces a null agent', async () => {
+      const op = await t.signIn();
+      const ws = op.workspaceId;
+      await t.http().post(`${base(op)}/approval-policies`).set(bearer(op)).send({
+        name: 'refunds',
+        rules: [{ rule_id: 'r1', effect: 'allow', actions: ['tool.call'], tools: ['refund'], environments: ['dev', 'stage', 'prod'], approver_roles: ['owner'], approver_user_ids: [], quorum: 1 }],
+      }).expect(200);
+      const key = (await t.http().post(`${base(op)}/keys`).set(bearer(op)).send({ agent_id: 'agent-c' }).expect(201)).body;
+      const hold = async (requestId: string, keyId: string) =>
+        t.http().post(`/internal/v1/workspaces/${ws}/approvals`).set(await serviceAuth()).send({
+          request_id: requestId, key_id: keyId, tool: 'refund', invocation_tool: 'refund', connection_id: 'conn_0123456789abcdef01234567', env: 'dev', safe_summary: {}, reason: 'r',
+        });
+      const answers = await Promise.all(Array.from({ length: 6 }, () => hold('req_0123456789abcdef0123456c', key.key_id)));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+      expect(new Set(answers.map((a) => a.body.approval_id)).size).toBe(1);
+      const unknown = await hold('req_0123456789abcdef0123456d', 'key_0123456789abcdef01234567');
+      expect(unknown.status).toBe(201);
+      const requested = (await messages(op, '?type=approval.requested')).map((m: { data: { approval_id: string; agent_id: string | null } }) => [m.data.approval_id, m.data.agent_id]);
+      expect(requested.sort()).toEqual([[answers[0].body.approval_id, 'agent-c'], [unknown.body.approval_id, null]].sort());
     });
 
     it('emits approval.requested on a hold, approval.vote_cast and approval.resolved on the deciding vote, nothing for a refused vote', async () => {

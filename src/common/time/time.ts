@@ -12,6 +12,9 @@ export function formatTimeRequired(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
+/** formatTimeRequired in SQL, over a `timestamptz` expression kept to the millisecond. */
+export const formatTimeSql = (at: string): string => `to_char(${at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 /** The number written by `count` ASCII digits of `text` from `at`, or -1 if one is not a digit. */
 function digitsAt(text: string, at: number, count: number): number {
   let value = 0;

@@ -1,5 +1,4 @@
 import { ApprovalsJob } from 'src/modules/approvals/approvals.job';
-import { KeysModule } from 'src/modules/keys/keys.module';
 import { NotificationsModule } from 'src/modules/notifications/notifications.module';
 import { Module } from '@nestjs/common';
 import { AuditModule } from 'src/modules/audit/audit.module';
@@ -18,7 +17,7 @@ import { ApprovalsRepository } from 'src/modules/approvals/approvals.repository'
 
 /** Approval policies, the approval inbox and votes, and the gateway's held-call routes. */
 @Module({
-  imports: [TypeOrmModule.forFeature(APPROVALS_ENTITIES), AuditModule, KeysModule, NotificationsModule, PublicationModule, WorkspacesModule],
+  imports: [TypeOrmModule.forFeature(APPROVALS_ENTITIES), AuditModule, NotificationsModule, PublicationModule, WorkspacesModule],
   controllers: [ApprovalPoliciesController, ApprovalsController, InternalApprovalsController],
   providers: [ApprovalPoliciesService, ApprovalsService, ApprovalsJob, ApprovalEvents, ApprovalsRepository, ApprovalPoliciesRepository],
   // For the demo seeder, which creates approval policies and holds calls through them.

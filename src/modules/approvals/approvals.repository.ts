@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { And, DataSource, EntityManager, In, LessThanOrEqual, MoreThan, Not } from 'typeorm';
+import { NamedStatement, namedQueryIn } from 'src/database/named-query';
 import { DecisionReason, StoredStatus } from 'src/modules/approvals/approval-state';
+import { agentOfKey } from 'src/modules/keys/key-fragments.repository';
+import { EmittedColumns, emittedWith } from 'src/modules/notifications/notification-messages.repository';
 import { APPROVAL_COLUMNS, ApprovalRow, VoteRow } from 'src/modules/approvals/dto/approval.document';
 import { DecisionStatus } from 'src/modules/approvals/dto/approval.dto';
 import { ApprovalVote } from 'src/modules/approvals/entities/approval-vote.entity';
@@ -17,6 +20,25 @@ const STATUS_FILTER: Record<DecisionStatus, (now: Placeholder, hash: Placeholder
   expired: (now) => `${OPEN} AND expires_at <= ${now()}`,
   invalidated: (now, hash) => `${OPEN} AND expires_at > ${now()} AND policy_set_hash <> ${hash()}`,
 };
+
+/**
+ * A held call at first sight, `a`; ON CONFLICT (workspace_id, request_id) DO NOTHING: a retried hold
+ * stores nothing. `extra` follows `a` (its values from `$20`).
+ */
+const holdStatement = (extra?: { ctes: string; columns: string }): NamedStatement => ({
+  name: extra ? 'approval_hold_announced' : 'approval_hold',
+  // hand-written: the hold, and with `extra` the outbox's message in the same statement (bench/notifications.ts figure 2).
+  text: `WITH a AS (
+    INSERT INTO approvals (id, workspace_id, request_id, key_id, invocation_id, tool, invocation_tool, connection_id, env, safe_summary, reason,
+      status, decision_reason, execution_status, policy_set_hash, matched_rules, quorum_required, created_at, expires_at, decided_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'not_requested', $14, $15, $16, $17, $18, $19)
+    ON CONFLICT (workspace_id, request_id) DO NOTHING RETURNING id, key_id
+  )${extra ? `, ${extra.ctes}` : ''}
+  SELECT a.id${extra ? `, ${extra.columns}` : ''} FROM a`,
+});
+const HOLD = holdStatement();
+/** The hold announcing itself: `approval.requested`, whose `agent_id` is the held key's. */
+const HOLD_ANNOUNCED = holdStatement(emittedWith('a', 20, `COALESCE(to_json(${agentOfKey('$2', 'a.key_id')})::text, 'null')`));
 
 /** A held call as stored at first sight (the execution fields start empty). */
 export type NewApproval = Omit<Approval, 'executionStatus' | 'revision' | 'executedAt' | 'receiptId' | 'errorCode' | 'digest'>;
@@ -122,20 +144,20 @@ export class ApprovalsRepository {
   }
 
   /** Stores a held call unless the workspace already has one for its `request_id`; true when this call stored it. */
-  async insertHeld(manager: EntityManager, a: NewApproval): Promise<boolean> {
-    // hand-written: ON CONFLICT (workspace_id, request_id) DO NOTHING: a retried hold stores nothing and is not an error.
-    const inserted: { id: string }[] = await manager.query(
-      `INSERT INTO approvals (id, workspace_id, request_id, key_id, invocation_id, tool, invocation_tool, connection_id, env, safe_summary, reason,
-         status, decision_reason, execution_status, policy_set_hash, matched_rules, quorum_required, created_at, expires_at, decided_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'not_requested', $14, $15, $16, $17, $18, $19)
-       ON CONFLICT (workspace_id, request_id) DO NOTHING RETURNING id`,
-      [
-        a.id, a.workspaceId, a.requestId, a.keyId, a.invocationId, a.tool, a.invocationTool, a.connectionId, a.env,
-        JSON.stringify(a.safeSummary), a.reason, a.status, a.decisionReason, a.policySetHash, JSON.stringify(a.matchedRules),
-        a.quorumRequired, a.createdAt, a.expiresAt, a.decidedAt,
-      ],
-    );
-    return inserted.length === 1;
+  /**
+   * Stores a held call at first sight; false when its request id was held before (a retried hold
+   * stores nothing and is not an error). `announced`: the values of the outbox's `approval.requested`,
+   * written by the same statement with the key's agent (HOLD_ANNOUNCED), only if the call is stored.
+   */
+  async insertHeld(manager: EntityManager, a: NewApproval, announced?: { values: unknown[]; written(answer: EmittedColumns): void }): Promise<boolean> {
+    const values = [
+      a.id, a.workspaceId, a.requestId, a.keyId, a.invocationId, a.tool, a.invocationTool, a.connectionId, a.env,
+      JSON.stringify(a.safeSummary), a.reason, a.status, a.decisionReason, a.policySetHash, JSON.stringify(a.matchedRules),
+      a.quorumRequired, a.createdAt, a.expiresAt, a.decidedAt,
+    ];
+    const [answer] = await namedQueryIn<EmittedColumns>(manager, announced ? HOLD_ANNOUNCED : HOLD, announced ? [...values, ...announced.values] : values);
+    if (answer) announced?.written(answer);
+    return answer !== undefined;
   }
 
   /** Stores the gateway's execution report (and a new revision). */

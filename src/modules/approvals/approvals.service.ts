@@ -8,7 +8,6 @@ import { decodeCursor, encodeCursor } from 'src/common/pagination/cursor';
 import { formatTimeRequired } from 'src/common/time/time';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
 import { Transactions } from 'src/database/transactions';
-import { KeysService } from 'src/modules/keys/keys.service';
 import { OutboxService } from 'src/modules/notifications/outbox.service';
 import { AuditService } from 'src/modules/audit/audit.service';
 import { ApprovalEvents } from 'src/modules/approvals/approval-events.service';
@@ -37,7 +36,6 @@ export class ApprovalsService {
     private readonly workspaces: WorkspacesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly outbox: OutboxService,
-    private readonly keys: KeysService,
   ) {}
 
   async list(ws: WorkspaceContext, q: ListApprovalsQuery) {
@@ -125,44 +123,58 @@ export class ApprovalsService {
       const set = await this.policies.activeRuleSet(workspaceId, tx.manager);
       const matched = matchingRules(set.rules, body.tool, body.env);
       const decision = initialDecision(matched);
-      const stored = await this.approvals.insertHeld(tx.manager, {
-        id: newId('apr'),
-        workspaceId,
-        requestId: body.request_id,
-        keyId: body.key_id,
-        invocationId: body.invocation_id ?? null,
-        tool: body.tool,
-        invocationTool: body.invocation_tool,
-        connectionId: body.connection_id,
-        env: body.env,
-        safeSummary: body.safe_summary,
-        reason: body.reason,
-        status: decision.status,
-        decisionReason: decision.reason,
-        policySetHash: set.policy_set_hash,
-        matchedRules: matched,
-        quorumRequired: decision.quorumRequired,
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + this.config.approvalTtlSeconds * 1000),
-        decidedAt: decision.status === 'denied' ? now : null,
-      });
+      const id = newId('apr');
+      const expiresAt = new Date(now.getTime() + this.config.approvalTtlSeconds * 1000);
+      const allows = matched.filter((r) => r.effect === 'allow');
+      // A pending call announces itself in the statement that stores it; its key's agent is read there.
+      const announced =
+        decision.status === 'pending'
+          ? this.outbox.riding(
+              tx,
+              workspaceId,
+              'approval.requested',
+              {
+                approval_id: id,
+                tool: body.tool,
+                agent_id: null,
+                key_id: body.key_id,
+                environment: body.env,
+                expires_at: formatTimeRequired(expiresAt),
+                quorum: decision.quorumRequired,
+                approver_roles: [...new Set(allows.flatMap((r) => r.approver_roles))].sort(),
+                approver_user_ids: [...new Set(allows.flatMap((r) => r.approver_user_ids))].sort(),
+                url: this.events.approvalUrl(workspaceId, id),
+              },
+              'agent_id',
+            )
+          : undefined;
+      const stored = await this.approvals.insertHeld(
+        tx.manager,
+        {
+          id,
+          workspaceId,
+          requestId: body.request_id,
+          keyId: body.key_id,
+          invocationId: body.invocation_id ?? null,
+          tool: body.tool,
+          invocationTool: body.invocation_tool,
+          connectionId: body.connection_id,
+          env: body.env,
+          safeSummary: body.safe_summary,
+          reason: body.reason,
+          status: decision.status,
+          decisionReason: decision.reason,
+          policySetHash: set.policy_set_hash,
+          matchedRules: matched,
+          quorumRequired: decision.quorumRequired,
+          createdAt: now,
+          expiresAt,
+          decidedAt: decision.status === 'denied' ? now : null,
+        },
+        announced,
+      );
       const row = (await this.approvals.findByRequest(workspaceId, body.request_id, tx.manager))!;
       const created = stored && decision.status === 'pending';
-      if (created) {
-        const allows = matched.filter((r) => r.effect === 'allow');
-        await this.outbox.emit(tx, workspaceId, 'approval.requested', {
-          approval_id: row.id,
-          tool: row.tool,
-          agent_id: await this.keys.agentOf(tx.manager, workspaceId, row.key_id),
-          key_id: row.key_id,
-          environment: row.env,
-          expires_at: formatTimeRequired(row.expires_at),
-          quorum: row.quorum_required,
-          approver_roles: [...new Set(allows.flatMap((r) => r.approver_roles))].sort(),
-          approver_user_ids: [...new Set(allows.flatMap((r) => r.approver_user_ids))].sort(),
-          url: this.events.approvalUrl(workspaceId, row.id),
-        });
-      }
       return { created, approval: await this.gatewayView(row, tx.manager) };
     });
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { StoredAuditRow } from 'src/common/crypto/audit-chain';
-import { namedQuery } from 'src/database/named-query';
+import { NamedStatement, namedQuery, namedQueryIn } from 'src/database/named-query';
 import { AuditEvent } from 'src/modules/audit/entities/audit-event.entity';
 
 /** Rows read per statement while streaming a trail: memory stays bounded whatever its length. */
@@ -26,6 +26,12 @@ export interface AuditAppend {
   after: string;
 }
 
+/** A write carried by the append (AuditService.carry): its statement and this row's values for it. */
+export interface CarriedWrite {
+  statement: NamedStatement;
+  values: unknown[];
+}
+
 /** The listing's filters: a window, optional equalities and the keyset position after which to read. */
 export interface AuditPageFilter {
   workspaceId: string;
@@ -42,19 +48,29 @@ export interface AuditPageFilter {
 /** `occurred_at` as hashed: RFC 3339 UTC, six fractional digits (as `formatChainTime`). */
 const CHAIN_TIME = `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 const LINK = (prev: string, seq: string) => `encode(sha256(decode(${prev}, 'hex') || convert_to($9 || ${CHAIN_TIME} || $10 || (${seq})::text || $11, 'UTF8')), 'hex')`;
-// hand-written: the chain's integrity guarantee in one statement (docs/audit.md): the ON CONFLICT upsert of the chain
-// head locks it until the act commits, and the link (SHA-256 over the previous link and the row's canonical JSON,
-// whose occurred_at and seq only the database knows) is computed there.
-const RECORD = `
+/**
+ * The append: the row as the next link of its workspace's chain, `ev`, followed by what it carries
+ * (`extra`: the outbox's `audit.event`, AuditService.carry), whose values follow the row's eleven.
+ */
+const appendStatement = (extra?: { ctes: string; columns: string }): NamedStatement => ({
+  name: extra ? 'audit_append_carrying' : 'audit_append',
+  // hand-written: the chain's integrity guarantee in one statement (docs/audit.md): the ON CONFLICT upsert of the chain
+  // head locks it until the act commits, and the link (SHA-256 over the previous link and the row's canonical JSON,
+  // whose occurred_at and seq only the database knows) is computed there.
+  text: `
   WITH now AS (SELECT date_trunc('milliseconds', clock_timestamp()) AS at),
   head AS (
     INSERT INTO audit_chain_heads AS h (workspace_id, seq, chain_hash) SELECT $2, 1, ${LINK('$8', '1')} FROM now
     ON CONFLICT (workspace_id) DO UPDATE SET seq = h.seq + 1, chain_hash = (SELECT ${LINK('h.chain_hash', 'h.seq + 1')} FROM now)
     RETURNING seq, chain_hash
-  )
-  INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail, occurred_at, seq, chain_hash)
-  SELECT $1, $2, $3, $4, $5, $6, $7, now.at, head.seq, head.chain_hash FROM head, now
-  RETURNING occurred_at`;
+  ), ev AS (
+    INSERT INTO audit_events (id, workspace_id, actor_user_id, actor_email, action, target, detail, occurred_at, seq, chain_hash)
+    SELECT $1, $2, $3, $4, $5, $6, $7, now.at, head.seq, head.chain_hash FROM head, now
+    RETURNING id, workspace_id, occurred_at
+  )${extra ? `, ${extra.ctes}` : ''}
+  SELECT ev.occurred_at${extra ? `, ${extra.columns}` : ''} FROM ev`,
+});
+const APPEND = appendStatement();
 // hand-written: the export's and the check's batch read, a named statement (a trail is read in many batches).
 const TRAIL_ROWS = {
   name: 'audit_trail_rows',
@@ -67,22 +83,19 @@ const TRAIL_ROWS = {
 export class AuditEventsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Appends the row as the next link of its workspace's chain, in `manager`'s transaction; the stored `occurred_at`. */
-  async append(manager: EntityManager, row: AuditAppend): Promise<Date> {
-    const [stored]: { occurred_at: Date }[] = await manager.query(RECORD, [
-      row.id,
-      row.workspaceId,
-      row.actorUserId,
-      row.actorEmail,
-      row.action,
-      row.target,
-      row.detailJson,
-      row.genesisHash,
-      row.before,
-      row.between,
-      row.after,
-    ]);
-    return stored.occurred_at;
+  /** The append statement carrying what `extra` gives for values numbered from `first` (built once, by AuditService.carry). */
+  carrying(extra: (first: number) => { ctes: string; columns: string }): NamedStatement {
+    return appendStatement(extra(12));
+  }
+
+  /**
+   * Appends the row as the next link of its workspace's chain, in `manager`'s transaction, with the
+   * write it carries if any; the answer: the stored `occurred_at`, and the carried write's columns.
+   */
+  async append(manager: EntityManager, row: AuditAppend, carried?: CarriedWrite): Promise<{ occurred_at: Date } & Record<string, unknown>> {
+    const values = [row.id, row.workspaceId, row.actorUserId, row.actorEmail, row.action, row.target, row.detailJson, row.genesisHash, row.before, row.between, row.after];
+    const [answer] = await namedQueryIn<{ occurred_at: Date }>(manager, carried?.statement ?? APPEND, carried ? [...values, ...carried.values] : values);
+    return answer;
   }
 
   /** A page of the listing, newest first on (occurred_at, id). */

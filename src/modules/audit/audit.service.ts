@@ -9,6 +9,7 @@ import { formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
 import { canonicalParts, GENESIS_HASH } from 'src/common/crypto/audit-chain';
 import { AuditEventsRepository, AuditRow } from 'src/modules/audit/audit-events.repository';
+import { NamedStatement } from 'src/database/named-query';
 import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail, STORED_ONLY_DETAIL_KEYS } from 'src/modules/audit/audit-vocabulary';
 
 export interface AuditEntry {
@@ -30,7 +31,8 @@ export interface AuditQuery {
 
 const CURSOR = { at: 'timestamp', id: 'string' } as const;
 
-export function toAuditEvent(row: AuditRow) {
+/** An audit event as `toAuditEvent` shows it but for `occurred_at`, which comes last. */
+function auditEventDraft(row: Omit<AuditRow, 'occurred_at'>) {
   return {
     schema_version: 1,
     event_id: row.id,
@@ -41,23 +43,38 @@ export function toAuditEvent(row: AuditRow) {
     // The keys stored beyond the specification's allow-list are dropped here only; any other
     // unexpected key is left for the schema check to refuse (a corrupted row, never shown).
     detail: Object.fromEntries(Object.entries(row.detail).filter(([key]) => !STORED_ONLY_DETAIL_KEYS.has(key))),
-    occurred_at: formatTimeRequired(row.occurred_at),
   };
 }
 
-/** Told of every audit row in the transaction that writes it (the notifications outbox's `audit.event`). */
-export type AuditListener = (tx: Tx, event: ReturnType<typeof toAuditEvent>) => Promise<void>;
+export function toAuditEvent(row: AuditRow) {
+  return { ...auditEventDraft(row), occurred_at: formatTimeRequired(row.occurred_at) };
+}
+
+/** An audit event as `toAuditEvent` shows it, before the database decides its `occurred_at`. */
+export type AuditEventDraft = ReturnType<typeof auditEventDraft>;
+
+/**
+ * A write carried by the audit append statement, in the transaction of the act it records: the
+ * notifications outbox's `audit.event`, registered at module init (inverted so audit imports
+ * nobody). `statement` gives CTEs that follow the appended row `ev` (`id`, `workspace_id`,
+ * `occurred_at`), their values numbered from `$first`, and the columns they add to the answer.
+ */
+export interface AuditCarried {
+  statement(first: number): { ctes: string; columns: string };
+  /** This row's values for them, and what follows the statement's answer; null: nothing rides on this row. */
+  bind(tx: Tx, event: AuditEventDraft): { values: unknown[]; written(answer: Record<string, unknown>): void } | null;
+}
 
 /** The audit trail: written in the transaction of the act it records, read newest first. */
 @Injectable()
 export class AuditService {
-  private readonly listeners: AuditListener[] = [];
+  private carried?: { write: AuditCarried; statement: NamedStatement };
 
   constructor(private readonly events: AuditEventsRepository) {}
 
-  /** Registered once at module init by a module that reacts to audit rows (inverted so audit imports nobody). */
-  onRecord(listener: AuditListener): void {
-    this.listeners.push(listener);
+  /** Registered once at module init by the module whose write rides on every audit row. */
+  carry(write: AuditCarried): void {
+    this.carried = { write, statement: this.events.carrying((first) => write.statement(first)) };
   }
 
   /**
@@ -66,7 +83,8 @@ export class AuditService {
    * locks it until the act commits or rolls back (seqs follow commit order without gap or
    * duplicate; a rolled-back act leaves no link) and computes the link there, SHA-256 over the
    * previous link and the row's canonical JSON, whose `occurred_at` and `seq` only the database
-   * knows (docs/audit.md). The only writer of `audit_events`.
+   * knows (docs/audit.md). The same statement carries the registered write (`carry`). The only
+   * writer of `audit_events`.
    */
   async record(tx: Tx, entry: AuditEntry): Promise<void> {
     // Text too long, or that would not hash losslessly (checked at the edge and at sign-in already), is kept as null.
@@ -80,22 +98,27 @@ export class AuditService {
       detail: sanitizeAuditDetail(entry.detail),
     };
     const parts = canonicalParts(row);
-    const occurredAt = await this.events.append(tx.manager, {
-      id: row.event_id,
-      workspaceId: row.workspace_id,
-      actorUserId: row.actor.user_id,
-      actorEmail: row.actor.email,
-      action: row.action,
-      target: row.target,
-      detailJson: JSON.stringify(row.detail),
-      genesisHash: GENESIS_HASH,
-      before: parts.before,
-      between: parts.between,
-      after: parts.after,
-    });
-    if (this.listeners.length === 0) return;
-    const event = toAuditEvent({ id: row.event_id, workspace_id: row.workspace_id, actor_user_id: row.actor.user_id, actor_email: row.actor.email, action: row.action, target: row.target, detail: row.detail, occurred_at: occurredAt });
-    for (const listener of this.listeners) await listener(tx, event);
+    const draft = auditEventDraft({ id: row.event_id, workspace_id: row.workspace_id, actor_user_id: row.actor.user_id, actor_email: row.actor.email, action: row.action, target: row.target, detail: row.detail });
+    const carried = this.carried;
+    const riding = carried?.write.bind(tx, draft);
+    const answer = await this.events.append(
+      tx.manager,
+      {
+        id: row.event_id,
+        workspaceId: row.workspace_id,
+        actorUserId: row.actor.user_id,
+        actorEmail: row.actor.email,
+        action: row.action,
+        target: row.target,
+        detailJson: JSON.stringify(row.detail),
+        genesisHash: GENESIS_HASH,
+        before: parts.before,
+        between: parts.between,
+        after: parts.after,
+      },
+      carried && riding ? { statement: carried.statement, values: riding.values } : undefined,
+    );
+    riding?.written(answer);
   }
 
   async list(workspaceId: string, query: AuditQuery) {

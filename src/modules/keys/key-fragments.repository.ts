@@ -1,7 +1,8 @@
 /**
  * Statements on keys' tables that run inside another module's statement: usage's projection and its
- * budget-threshold check are one statement per ingested batch (measured hot paths, bench/key-last-use.ts
- * and bench/notifications.ts figure 3), so keys hands them the text that reads or writes its tables
+ * budget-threshold check are one statement per ingested batch, and a held call announces itself in the
+ * statement that stores it (measured hot paths, bench/key-last-use.ts and bench/notifications.ts
+ * figures 2 and 3), so keys hands them the text that reads or writes its tables
  * instead of a round trip of its own (docs/decisions.md, "Module ownership": a statement composed from
  * its owners' fragments). No other module names these tables.
  */
@@ -31,3 +32,8 @@ export const recordKeyUse = (source: string): string =>
   JOIN virtual_keys k ON k.id = s.key_id AND k.workspace_id = s.workspace_id
   ORDER BY 1
   ON CONFLICT (key_id) DO UPDATE SET last_used_at = EXCLUDED.last_used_at WHERE u.last_used_at < EXCLUDED.last_used_at`;
+
+/** The agent of the key `keyId` of the workspace `workspaceId` (SQL expressions); null when there is none. */
+export const agentOfKey = (workspaceId: string, keyId: string): string =>
+  // hand-written: one probe of the key's primary key inside the held call's statement.
+  `(SELECT k.agent_id FROM virtual_keys k WHERE k.workspace_id = ${workspaceId} AND k.id = ${keyId})`;

@@ -249,11 +249,6 @@ export class KeysService implements OnModuleInit {
     return this.keys.hasActiveKey(manager, workspaceId, agentId);
   }
 
-  /** The agent a key of the workspace belongs to (read in `manager`, e.g. a caller's transaction); null for an unknown key. */
-  agentOf(manager: EntityManager, workspaceId: string, keyId: string): Promise<string | null> {
-    return this.keys.agentOf(manager, workspaceId, keyId);
-  }
-
   /** Every key with a monthly cap that is not revoked (an expired key still shows this month's spend), by id. */
   budgetCaps(workspaceId: string): Promise<{ id: string; cap: string }[]> {
     return this.keys.budgetCaps(workspaceId);

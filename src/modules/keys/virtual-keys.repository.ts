@@ -211,11 +211,6 @@ export class VirtualKeysRepository {
     return rows.length > 0;
   }
 
-  async agentOf(manager: EntityManager, workspaceId: string, keyId: string): Promise<string | null> {
-    const row = await manager.findOne(VirtualKey, { select: { agentId: true }, where: { workspaceId, id: keyId } });
-    return row?.agentId ?? null;
-  }
-
   /** Unrevoked keys expiring in (`from`, `to`], soonest first. */
   expiring(from: Date, to: Date): Promise<Pick<VirtualKey, 'id' | 'workspaceId' | 'agentId' | 'expiresAt'>[]> {
     return this.dataSource.manager.find(VirtualKey, {

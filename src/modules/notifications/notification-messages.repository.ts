@@ -67,6 +67,16 @@ export interface AttemptRecord {
 const MESSAGE_COLUMNS = `id, workspace_id, seq, type, body, created_at`;
 
 /**
+ * A pending delivery of the message of CTE `message` (its `id` and `workspace_id`) to every enabled
+ * endpoint of its workspace for which `taken` holds (its patterns take the type, or it is the one addressed).
+ */
+const deliveriesInsert = (message: string, at: string, taken: string) =>
+  `INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at)
+    SELECT e.id, ${message}.id, ${message}.workspace_id, 'pending', ${at} FROM ${message} JOIN notification_endpoints e ON e.workspace_id = ${message}.workspace_id AND e.enabled
+    WHERE ${taken}
+    RETURNING 1`;
+
+/**
  * The message, and a pending delivery to every enabled endpoint of the workspace whose patterns
  * take its type (or only to `endpointId`), in one statement of the caller's transaction. A
  * `dedupe_key` already used in the workspace inserts nothing (the event was emitted before).
@@ -75,13 +85,8 @@ const emitStatement = (toOne: boolean) => ({
   name: toOne ? 'notification_emit_one' : 'notification_emit',
   text: `WITH m AS (
     INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, dedupe_until, created_at) VALUES ($1, $2, $3, $4, $5, $7, $6)
-    ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id, seq
-  ), d AS (
-    INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at)
-    SELECT e.id, m.id, $2, 'pending', $6 FROM m JOIN notification_endpoints e ON e.workspace_id = $2 AND e.enabled
-    WHERE ${toOne ? 'e.id = $8' : MATCHES_SQL('e.event_types', '$3')}
-    RETURNING 1
-  )
+    ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id, workspace_id, seq
+  ), d AS (${deliveriesInsert('m', '$6', toOne ? 'e.id = $8' : MATCHES_SQL('e.event_types', '$3'))})
   SELECT m.seq, (SELECT count(*) FROM d)::int AS deliveries FROM m`,
 });
 const EMIT = emitStatement(false);
@@ -347,6 +352,33 @@ export class NotificationMessagesRepository {
     await this.dataSource.query(`DELETE FROM notification_messages WHERE created_at < $1 AND (dedupe_until IS NULL OR dedupe_until <= $2)`, [before, now]);
   }
 }
+
+/** What a host statement carrying the outbox write (`emittedWith`) answers besides its own columns. */
+export type EmittedColumns = {
+  /** The stored body; null when the host's `source` yielded no row (nothing was emitted). */
+  outbox_body: string | null;
+  outbox_deliveries: number;
+};
+
+/**
+ * The outbox write carried by an act's own statement, for the acts whose write is a measured hot
+ * path (the audit append, a held call): instead of a round trip of its own, CTEs `outbox_m` (the
+ * message, written when `source` yields a row) and `outbox_d` (its deliveries), and the columns
+ * the host adds to its answer (`EmittedColumns`). Its values, from `$first`: id, workspace id, type,
+ * the body before and after its one value the statement decides, `created_at`; `value` is that
+ * value as JSON text, an expression over `source`. The emitter's values: `OutboxService.riding`.
+ */
+export const emittedWith = (source: string, first: number, value: string) => {
+  const [id, workspaceId, type, before, after, at] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
+  return {
+    // hand-written: the message and its deliveries inside the act's statement (bench/notifications.ts figure 2).
+    ctes: `outbox_m AS (
+    INSERT INTO notification_messages (id, workspace_id, type, body, created_at) SELECT ${id}, ${workspaceId}, ${type}, ${before} || ${value} || ${after}, ${at} FROM ${source}
+    RETURNING id, workspace_id, body
+  ), outbox_d AS (${deliveriesInsert('outbox_m', at, MATCHES_SQL('e.event_types', type))})`,
+    columns: `(SELECT body FROM outbox_m) AS outbox_body, (SELECT count(*) FROM outbox_d)::int AS outbox_deliveries`,
+  };
+};
 
 /**
  * Whether a message with this dedupe key exists in the workspace: a fragment for usage's budget
