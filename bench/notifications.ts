@@ -36,7 +36,7 @@ import { median, percentile } from 'bench/stats';
 
 const PORT = Number(process.env.BENCH_PORT ?? 40_000 + Math.floor(Math.random() * 9_000));
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 2000);
-const ACTS = Number(process.env.BENCH_ACTS ?? 100);
+const ACTS = Number(process.env.BENCH_ACTS ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 10);
 const BATCH = Number(process.env.BENCH_BATCH ?? 1000);
