@@ -113,7 +113,18 @@ describe('migrations', () => {
           ('msg_b', 'ws_a', 'budget.threshold_crossed', '{}', 'budget:key_1:80:2026-01-01T00:00:00.000Z', '2026-01-01T05:00:00Z'),
           ('msg_k', 'ws_a', 'key.expiring', '{}', 'key.expiring:key_1:2026-02-03T04:05:06.789Z', '2026-01-28T00:00:00Z'),
           ('msg_r', 'ws_a', 'approval.resolved', '{}', 'approval.resolved:apr_gone', '2026-01-02T00:00:00Z'),
-          ('msg_n', 'ws_a', 'key.revoked', '{}', NULL, '2026-01-02T00:00:00Z')`);
+          ('msg_n', 'ws_a', 'key.revoked', '{}', NULL, '2026-01-02T00:00:00Z'),
+          ('msg_x', 'ws_a', 'approval.expiring', '{}', 'approval.expiring:apr_1', '2026-01-03T00:00:00Z'),
+          ('msg_y', 'ws_a', 'approval.resolved', '{}', 'approval.resolved:apr_1', '2026-01-03T00:10:00Z'),
+          ('msg_z', 'ws_b', 'approval.resolved', '{}', 'approval.resolved:apr_1', '2026-01-03T00:10:00Z')`);
+      // An approval still stored (its workspace's rows are not needed here: the checks are off for this one insert).
+      await before.query(`SET session_replication_role = replica`);
+      await before.query(`
+        INSERT INTO approvals (id, workspace_id, request_id, key_id, invocation_id, tool, invocation_tool, connection_id, env, safe_summary, reason,
+          status, decision_reason, execution_status, policy_set_hash, matched_rules, quorum_required, created_at, expires_at, decided_at)
+        VALUES ('apr_1', 'ws_a', 'req_1', 'key_1', NULL, 'refund', 'refund', 'conn_1', 'dev', '{}', 'r', 'pending', 'awaiting_quorum', 'not_requested', 'h', '[]', 1,
+          '2026-01-02T23:50:00Z', '2026-01-03T00:05:00.123Z', NULL)`);
+      await before.query(`SET session_replication_role = origin`);
     } finally {
       await before.destroy();
     }
@@ -128,6 +139,10 @@ describe('migrations', () => {
           { id: 'msg_k', dedupe_until: new Date('2026-02-03T04:05:06.789Z') },
           { id: 'msg_n', dedupe_until: null },
           { id: 'msg_r', dedupe_until: new Date('2026-01-02T00:00:00Z') },
+          // The approval's: its expiry for approval.expiring, a day after for approval.resolved; another workspace's key is not its.
+          { id: 'msg_x', dedupe_until: new Date('2026-01-03T00:05:00.123Z') },
+          { id: 'msg_y', dedupe_until: new Date('2026-01-04T00:05:00.123Z') },
+          { id: 'msg_z', dedupe_until: new Date('2026-01-03T00:10:00Z') },
         ]);
       } finally {
         await client.end();
