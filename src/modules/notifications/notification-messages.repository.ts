@@ -303,7 +303,7 @@ export class NotificationMessagesRepository {
     return new Map(rows.filter((r) => r.failing_since !== null).map((r) => [r.endpoint_id, r.failing_since as Date]));
   }
 
-  /** Failed deliveries to the endpoint of messages since `since` become pending again (a fresh schedule). */
+  /** Failed deliveries to the endpoint of messages since `since` become pending again (a fresh schedule); read by `notification_deliveries_failed`. */
   async requeueFailed(manager: EntityManager, workspaceId: string, endpointId: string, since: Date, now: Date): Promise<number> {
     const [, updated]: [unknown[], number] = await manager.query(
       `UPDATE notification_deliveries d SET state = 'pending', attempts = 0, next_attempt_at = $4, claimed_until = NULL

@@ -6,6 +6,7 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 /** `notification_deliveries`: one message to one endpoint, with its retry state and claim. */
 @Entity({ name: 'notification_deliveries' })
 @Index('notification_deliveries_endpoint_due', ['endpointId', 'nextAttemptAt'], { where: `state = 'pending'` })
+@Index('notification_deliveries_failed', ['endpointId'], { where: `state = 'failed'` })
 export class NotificationDelivery {
   @PrimaryColumn({ name: 'endpoint_id', type: 'text' })
   endpointId: string;
