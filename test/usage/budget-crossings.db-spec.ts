@@ -57,14 +57,14 @@ describe('UsageEventsRepository.projectEvents with a budget', () => {
   it('answers each threshold a capped key of the batch reached over the month, in order, and no uncapped, zero or missing key', async () => {
     const rows = await crossings([['ws_a', 'key_capped'], ['ws_a', 'key_uncapped'], ['ws_a', 'key_zero'], ['ws_a', 'key_missing'], ['ws_b', 'key_other']]);
     expect(rows).toEqual([
-      { workspace_id: 'ws_a', key_id: 'key_capped', agent_id: 'agent_key_capped', cap: '1000', spent: '800', threshold: 50 },
-      { workspace_id: 'ws_a', key_id: 'key_capped', agent_id: 'agent_key_capped', cap: '1000', spent: '800', threshold: 80 },
+      { workspace_id: 'ws_a', key_id: 'key_capped', agent_id: 'agent_key_capped', cap: '1000', spent: '800', threshold: 50, dedupe_key: `budget:key_capped:50:${FROM}` },
+      { workspace_id: 'ws_a', key_id: 'key_capped', agent_id: 'agent_key_capped', cap: '1000', spent: '800', threshold: 80, dedupe_key: `budget:key_capped:80:${FROM}` },
     ]);
   });
 
   it("counts the batch's own spend, and only the keys of the batch in the month asked about", async () => {
     expect(await crossings([], [spend('ws_b', 'key_other', 1, at(26))])).toEqual([
-      { workspace_id: 'ws_b', key_id: 'key_other', agent_id: 'agent_key_other', cap: '100', spent: '50', threshold: 50 },
+      { workspace_id: 'ws_b', key_id: 'key_other', agent_id: 'agent_key_other', cap: '100', spent: '50', threshold: 50, dedupe_key: `budget:key_other:50:${FROM}` },
     ]);
     // Spend of the month before, and a batch without the key, answer nothing for it.
     expect(await crossings([], [spend('ws_a', 'key_capped', 1000, new Date(Date.UTC(2031, 3, 30)))])).toEqual([]);

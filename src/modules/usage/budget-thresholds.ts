@@ -8,8 +8,6 @@ import { BudgetCrossing, BudgetQuery } from 'src/modules/usage/usage-events.repo
 /** The shares of a key's monthly cap that emit `budget.threshold_crossed` (CONTRACT.md section 7). */
 export const BUDGET_THRESHOLDS = [50, 80, 100] as const;
 
-const budgetDedupeKey = (keyId: string, threshold: number, from: string) => `budget:${keyId}:${threshold}:${from}`;
-
 /**
  * `budget.threshold_crossed` for every capped key of a usage batch whose spend in the current UTC
  * month has reached 50, 80 or 100% of its cap, in the projection's transaction: the projection's
@@ -44,7 +42,7 @@ export class BudgetThresholds {
           spent_usd_micros: BigInt(c.spent),
           period: { from: budget.dedupeMonth, to: formatTimeRequired(to) },
         },
-        { dedupe: { key: budgetDedupeKey(c.key_id, c.threshold, budget.dedupeMonth), until: to } },
+        { dedupe: { key: c.dedupe_key, until: to } },
       );
     }
   }

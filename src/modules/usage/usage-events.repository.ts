@@ -53,6 +53,8 @@ export interface BudgetCrossing {
   cap: string;
   spent: string;
   threshold: number;
+  /** The outbox's dedupe key of this crossing (`budget:{key}:{threshold}:{month}`), spelled here only. */
+  dedupe_key: string;
 }
 
 const ROLLUPS = `INSERT INTO usage_rollups AS r (workspace_id, dim, bucket, value, ${TOTALS_FIELDS.join(', ')}, last_ingested_at)
@@ -114,12 +116,13 @@ const projectStatement = (budget: boolean) => ({
     budget
       ? `, rollups AS (${ROLLUPS}),
   spend AS (SELECT workspace_id, key_id, usd_micros FROM key_months WHERE month = $${P + 1})
-  SELECT c.workspace_id, c.id AS key_id, c.agent_id, c.cap::text AS cap, s.usd_micros::text AS spent, t.threshold
+  SELECT c.workspace_id, c.id AS key_id, c.agent_id, c.cap::text AS cap, s.usd_micros::text AS spent, t.threshold, k.dedupe_key
   FROM (${cappedKeysAmong(`ARRAY(SELECT workspace_id FROM spend ORDER BY workspace_id, key_id)`, `ARRAY(SELECT key_id FROM spend ORDER BY workspace_id, key_id)`)}) c
   JOIN spend s ON s.workspace_id = c.workspace_id AND s.key_id = c.id
   CROSS JOIN unnest($${P + 2}::int[]) AS t(threshold)
+  CROSS JOIN LATERAL (SELECT 'budget:' || c.id || ':' || t.threshold || ':' || $${P + 3} AS dedupe_key) k
   WHERE s.usd_micros::numeric * 100 >= c.cap * t.threshold
-    AND NOT ${messageWritten('c.workspace_id', `'budget:' || c.id || ':' || t.threshold || ':' || $${P + 3}`)}
+    AND NOT ${messageWritten('c.workspace_id', 'k.dedupe_key')}
   ORDER BY c.workspace_id, c.id, t.threshold`
       : ROLLUPS
   }`,
