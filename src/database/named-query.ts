@@ -7,6 +7,12 @@ export interface NamedStatement {
   text: string;
 }
 
+/** CTEs another module's write adds to a host statement, and the columns they add to its answer (`emittedWith`). */
+export interface CarriedCtes {
+  ctes: string;
+  columns: string;
+}
+
 /**
  * Runs a named statement on the pool behind TypeORM: PostgreSQL parses and plans it once per
  * connection instead of on every call. For hot reads outside a transaction only (a read whose

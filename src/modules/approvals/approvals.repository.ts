@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { And, DataSource, EntityManager, In, LessThanOrEqual, MoreThan, Not } from 'typeorm';
-import { NamedStatement, namedQueryIn } from 'src/database/named-query';
+import { CarriedCtes, NamedStatement, namedQueryIn } from 'src/database/named-query';
 import { DecisionReason, StoredStatus } from 'src/modules/approvals/approval-state';
 import { agentOfKey } from 'src/modules/keys/key-fragments.repository';
 import { EmittedColumns, emittedWith } from 'src/modules/notifications/notification-messages.repository';
@@ -25,7 +25,7 @@ const STATUS_FILTER: Record<DecisionStatus, (now: Placeholder, hash: Placeholder
  * A held call at first sight, `a`; ON CONFLICT (workspace_id, request_id) DO NOTHING: a retried hold
  * stores nothing. `extra` follows `a` (its values from `$20`).
  */
-const holdStatement = (extra?: { ctes: string; columns: string }): NamedStatement => ({
+const holdStatement = (extra?: CarriedCtes): NamedStatement => ({
   name: extra ? 'approval_hold_announced' : 'approval_hold',
   // hand-written: the hold, and with `extra` the outbox's message in the same statement (bench/notifications.ts figure 2).
   text: `WITH a AS (
@@ -143,7 +143,6 @@ export class ApprovalsRepository {
     );
   }
 
-  /** Stores a held call unless the workspace already has one for its `request_id`; true when this call stored it. */
   /**
    * Stores a held call at first sight; false when its request id was held before (a retried hold
    * stores nothing and is not an error). `announced`: the values of the outbox's `approval.requested`,

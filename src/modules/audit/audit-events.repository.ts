@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { StoredAuditRow } from 'src/common/crypto/audit-chain';
-import { NamedStatement, namedQuery, namedQueryIn } from 'src/database/named-query';
+import { CarriedCtes, NamedStatement, namedQuery, namedQueryIn } from 'src/database/named-query';
 import { AuditEvent } from 'src/modules/audit/entities/audit-event.entity';
 
 /** Rows read per statement while streaming a trail: memory stays bounded whatever its length. */
@@ -52,7 +52,7 @@ const LINK = (prev: string, seq: string) => `encode(sha256(decode(${prev}, 'hex'
  * The append: the row as the next link of its workspace's chain, `ev`, followed by what it carries
  * (`extra`: the outbox's `audit.event`, AuditService.carry), whose values follow the row's eleven.
  */
-const appendStatement = (extra?: { ctes: string; columns: string }): NamedStatement => ({
+const appendStatement = (extra?: CarriedCtes): NamedStatement => ({
   name: extra ? 'audit_append_carrying' : 'audit_append',
   // hand-written: the chain's integrity guarantee in one statement (docs/audit.md): the ON CONFLICT upsert of the chain
   // head locks it until the act commits, and the link (SHA-256 over the previous link and the row's canonical JSON,
@@ -84,7 +84,7 @@ export class AuditEventsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** The append statement carrying what `extra` gives for values numbered from `first` (built once, by AuditService.carry). */
-  carrying(extra: (first: number) => { ctes: string; columns: string }): NamedStatement {
+  carrying(extra: (first: number) => CarriedCtes): NamedStatement {
     return appendStatement(extra(12));
   }
 

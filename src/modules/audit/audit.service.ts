@@ -9,7 +9,7 @@ import { formatTimeRequired, TimeWindow } from 'src/common/time/time';
 import { Tx } from 'src/database/transaction';
 import { canonicalParts, GENESIS_HASH } from 'src/common/crypto/audit-chain';
 import { AuditEventsRepository, AuditRow } from 'src/modules/audit/audit-events.repository';
-import { NamedStatement } from 'src/database/named-query';
+import { CarriedCtes, NamedStatement } from 'src/database/named-query';
 import { AUDIT_ACTIONS, AUDIT_LIST_SCHEMA, AuditAction, MAX_AUDIT_EMAIL, MAX_AUDIT_TARGET, sanitizeAuditDetail, STORED_ONLY_DETAIL_KEYS } from 'src/modules/audit/audit-vocabulary';
 
 export interface AuditEntry {
@@ -60,7 +60,7 @@ export type AuditEventDraft = ReturnType<typeof auditEventDraft>;
  * `occurred_at`), their values numbered from `$first`, and the columns they add to the answer.
  */
 export interface AuditCarried {
-  statement(first: number): { ctes: string; columns: string };
+  statement(first: number): CarriedCtes;
   /** This row's values for them, and what follows the statement's answer; null: nothing rides on this row. */
   bind(tx: Tx, event: AuditEventDraft): { values: unknown[]; written(answer: Record<string, unknown>): void } | null;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { newId } from 'src/common/ids/ids';
-import { namedQuery, namedQueryIn } from 'src/database/named-query';
+import { CarriedCtes, namedQuery, namedQueryIn } from 'src/database/named-query';
 import { MATCHES_SQL } from 'src/modules/notifications/events';
 import { NotificationAttempt } from 'src/modules/notifications/entities/notification-attempt.entity';
 import { DeliveryState } from 'src/modules/notifications/entities/notification-delivery.entity';
@@ -368,7 +368,7 @@ export type EmittedColumns = {
  * the body before and after its one value the statement decides, `created_at`; `value` is that
  * value as JSON text, an expression over `source`. The emitter's values: `OutboxService.riding`.
  */
-export const emittedWith = (source: string, first: number, value: string) => {
+export const emittedWith = (source: string, first: number, value: string): CarriedCtes => {
   const [id, workspaceId, type, before, after, at] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
   return {
     // hand-written: the message and its deliveries inside the act's statement (bench/notifications.ts figure 2).
