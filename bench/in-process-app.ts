@@ -34,6 +34,10 @@ export async function startBenchApp(port: number, env: Record<string, string | u
   });
   const app = await createApp(config, { url: database.url, poolSize: config.databasePoolSize, stop: () => Promise.resolve() }, { jobs: false });
   await app.listen(port, '127.0.0.1');
+  // The benches' clients (fetch) share this process and may block its loop for seconds between
+  // requests; past node's 5 s keep-alive the server could close a socket the client is reusing at
+  // that moment (ECONNRESET, seen in the policy-replay bench). Idle sockets stay open here instead.
+  (app.getHttpServer() as import('node:http').Server).keepAliveTimeout = 120_000;
   return {
     app,
     config,
