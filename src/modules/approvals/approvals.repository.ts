@@ -4,6 +4,7 @@ import { CarriedCtes, NamedStatement, namedQueryIn } from 'src/database/named-qu
 import { DecisionReason, StoredStatus } from 'src/modules/approvals/approval-state';
 import { agentOfKey } from 'src/modules/keys/key-fragments.repository';
 import { EmittedColumns, emittedWith } from 'src/modules/notifications/notification-messages.repository';
+import type { Riding } from 'src/modules/notifications/outbox.service';
 import { APPROVAL_COLUMNS, ApprovalRow, VoteRow } from 'src/modules/approvals/dto/approval.document';
 import { DecisionStatus } from 'src/modules/approvals/dto/approval.dto';
 import { ApprovalVote } from 'src/modules/approvals/entities/approval-vote.entity';
@@ -148,7 +149,7 @@ export class ApprovalsRepository {
    * stores nothing and is not an error). `announced`: the values of the outbox's `approval.requested`,
    * written by the same statement with the key's agent (HOLD_ANNOUNCED), only if the call is stored.
    */
-  async insertHeld(manager: EntityManager, a: NewApproval, announced?: { values: unknown[]; written(answer: EmittedColumns): void }): Promise<boolean> {
+  async insertHeld(manager: EntityManager, a: NewApproval, announced?: Riding): Promise<boolean> {
     const values = [
       a.id, a.workspaceId, a.requestId, a.keyId, a.invocationId, a.tool, a.invocationTool, a.connectionId, a.env,
       JSON.stringify(a.safeSummary), a.reason, a.status, a.decisionReason, a.policySetHash, JSON.stringify(a.matchedRules),
