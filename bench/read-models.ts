@@ -521,6 +521,8 @@ async function main(): Promise<void> {
     const usage = new UsageService(
       new UsageRollupsRepository(ds), usageProjector, null as never, null as never,
       new KeysService(new VirtualKeysRepository(ds), ...(Array(9).fill(null) as [never, never, never, never, never, never, never, never, never])),
+      null as never,
+      null as never,
     );
     const window = { from: new Date(now.getTime() - 30 * DAY), to: now };
     const summary = await p95(100, () => usage.summary(BUSY, { window, groupBy: 'model', limit: 50 }));

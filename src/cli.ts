@@ -10,6 +10,8 @@ import { demoReport } from 'src/modules/demo/demo-report';
 import { DemoSeeder } from 'src/modules/demo/demo.seeder';
 import { DevIdentity } from 'src/modules/identity/dev-identity';
 import { WorkspacesService } from 'src/modules/workspaces/workspaces.service';
+import { UsageService } from 'src/modules/usage/usage.service';
+import { monthStart } from 'src/modules/streams/stream-projector';
 import { AuditTrailService } from 'src/modules/audit/audit-trail.service';
 import { verifyExportFile } from 'src/modules/audit/audit-export-file';
 import { Jwks, loadKeys } from 'src/common/signing/jws';
@@ -17,7 +19,7 @@ import { describeVerification, VerifySummary } from 'src/modules/audit/audit-ver
 import { verifySnapshot } from 'src/modules/publication/snapshot-integrity';
 import { readFile } from 'node:fs/promises';
 
-const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | demo:seed [--workspace ws_id] | audit:checkpoint [ws_id] | audit:check <ws_id> | audit:verify FILE [--keys FILE_OR_URL]... [--checkpoints FILE]... [--allow-unsigned-tail] | snapshot:verify FILE [--keys FILE_OR_URL]... | migration:run>';
+const USAGE = 'usage: cli <workspace:freeze|workspace:unfreeze <ws_id> | workspace:assistant <ws_id> on|off | org:grant <org_id> <usr_id> | dev:token --sub S [--email E] [--ttl SECONDS] | demo:seed [--workspace ws_id] | audit:checkpoint [ws_id] | audit:check <ws_id> | usage:key-months [YYYY-MM] | audit:verify FILE [--keys FILE_OR_URL]... [--checkpoints FILE]... [--allow-unsigned-tail] | snapshot:verify FILE [--keys FILE_OR_URL]... | migration:run>';
 
 class CliError extends Error {}
 
@@ -156,6 +158,13 @@ async function run(argv: string[]): Promise<string> {
       const summary = await withApp(config, (get) => get(AuditTrailService).check(ws));
       if (!summary) throw new CliError(`workspace not found: ${ws}`);
       return verdict(summary);
+    }
+    case 'usage:key-months': {
+      const [month] = rest;
+      if (rest.length > 1 || (month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(month))) throw new CliError(USAGE);
+      const start = month === undefined ? monthStart(new Date()) : new Date(`${month}-01T00:00:00Z`);
+      const written = await withApp(config, (get) => get(UsageService).resumKeyMonth(start));
+      return `${written} key months of ${start.toISOString().slice(0, 7)} summed again from the hourly rollups`;
     }
     default:
       throw new CliError(USAGE);

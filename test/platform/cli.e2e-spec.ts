@@ -65,6 +65,15 @@ describe('operations CLI', () => {
     }
   }, 180_000);
 
+  it("sums a month's key months again from the hourly rollups (usage:key-months), and refuses a malformed month", async () => {
+    await t.db.query(`INSERT INTO usage_key_months (workspace_id, key_id, month, usd_micros) VALUES ($1, 'key_stray', '2031-05-01T00:00:00Z', 999)`, [owner.workspaceId]);
+    const [summed, bad] = await Promise.all([cli(['usage:key-months', '2031-05'], env), cli(['usage:key-months', '2031-13'], env)]);
+    expect(summed).toMatchObject({ code: 0, stdout: '0 key months of 2031-05 summed again from the hourly rollups\n' });
+    expect(await t.db.query(`SELECT 1 FROM usage_key_months WHERE workspace_id = $1`, [owner.workspaceId])).toEqual([]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^usage: cli </);
+  }, 120_000);
+
   it('runs migrations idempotently', async () => {
     expect(await cli(['migration:run'], env)).toMatchObject({ code: 0, stdout: 'no pending migrations\n' });
   });

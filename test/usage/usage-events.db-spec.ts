@@ -78,6 +78,42 @@ describe('UsageEventsRepository', () => {
     expect(await months()).toEqual([]);
   });
 
+  it("sums a month's key months again from the hourly rollups, that month only, and holds projections off until it commits", async () => {
+    const may = new Date('2031-05-01T00:00:00.000Z');
+    const june = new Date('2031-06-01T00:00:00.000Z');
+    await new ReadModelPartitionsRepository(db.dataSource).ensure('usage_events', june);
+    await db.dataSource.transaction((m) =>
+      repo.projectEvents(m, [event('ws_s'), event('ws_s', { key_id: 'key_2', usd_micros: '5' }), event('ws_s', { usd_micros: '7', occurred_at: june })]),
+    );
+    // As a replica of the code before usage_key_months would leave them: events in the rollups only, and a stray row.
+    await db.dataSource.query(`UPDATE usage_key_months SET usd_micros = 1 WHERE workspace_id = 'ws_s' AND key_id = 'key_1' AND month = $1`, [may]);
+    await db.dataSource.query(`DELETE FROM usage_key_months WHERE workspace_id = 'ws_s' AND key_id = 'key_2'`);
+    await db.dataSource.query(`INSERT INTO usage_key_months (workspace_id, key_id, month, usd_micros) VALUES ('ws_s', 'key_9', $1, 999)`, [may]);
+    const months = () => db.dataSource.query(`SELECT key_id, month, usd_micros::int FROM usage_key_months WHERE workspace_id = 'ws_s' ORDER BY key_id, month`);
+    const mayKeys = async () =>
+      (await db.dataSource.query(`SELECT count(DISTINCT (workspace_id, value))::int AS n FROM usage_rollups WHERE dim = 'key' AND value IS NOT NULL AND bucket >= $1 AND bucket < $2`, [may, june]))[0].n;
+
+    const runner = db.dataSource.createQueryRunner();
+    await runner.startTransaction();
+    const written = await repo.resumKeyMonth(runner.manager, may, june);
+    expect(written).toBe(await mayKeys());
+    // A projection of the same month waits for the sum to commit (even for a key without a month row
+    // yet, which no row lock would hold back), then adds its spend once.
+    let projected = false;
+    const projection = db.dataSource.transaction((m) => repo.projectEvents(m, [event('ws_s', { key_id: 'key_3', usd_micros: '1000' })])).then(() => (projected = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(projected).toBe(false);
+    await runner.commitTransaction();
+    await runner.release();
+    await projection;
+    expect(await months()).toEqual([
+      { key_id: 'key_1', month: may, usd_micros: 100 },
+      { key_id: 'key_1', month: june, usd_micros: 7 },
+      { key_id: 'key_2', month: may, usd_micros: 5 },
+      { key_id: 'key_3', month: may, usd_micros: 1000 },
+    ]);
+  });
+
   it('records gaps once each', async () => {
     const gap = { workspace_id: 'ws_g', from: new Date('2031-05-10T10:00:00Z'), to: new Date('2031-05-10T11:00:00Z') };
     await db.dataSource.transaction((m) => repo.insertGaps(m, [gap, gap]));

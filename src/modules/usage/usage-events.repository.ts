@@ -148,6 +148,26 @@ export class UsageEventsRepository {
     return namedQueryIn<BudgetCrossing>(manager, PROJECT_WITH_BUDGET, [...columns, budget.month, budget.thresholds, budget.dedupeMonth]);
   }
 
+  /**
+   * Sums every key's month `[month, next)` again from the hourly key rollups, in the caller's
+   * transaction: for a month that replicas of the code before `usage_key_months` ingested into
+   * after its migration (their events reached the rollups only). The lock holds projections off
+   * until the caller commits (each projection writes both in one statement), so none is counted
+   * twice or lost. The number of key months written.
+   */
+  async resumKeyMonth(manager: EntityManager, month: Date, next: Date): Promise<number> {
+    // hand-written: a table lock, and the migration's sum for one month (src/database/migrations/1763769752000-usage-key-months.ts).
+    await manager.query(`LOCK TABLE usage_key_months IN SHARE ROW EXCLUSIVE MODE`);
+    await manager.query(`DELETE FROM usage_key_months WHERE month = $1`, [month]);
+    const written: unknown[] = await manager.query(
+      `INSERT INTO usage_key_months (workspace_id, key_id, month, usd_micros)
+       SELECT workspace_id, value, $1, sum(usd_micros) FROM usage_rollups
+       WHERE dim = 'key' AND value IS NOT NULL AND bucket >= $1 AND bucket < $2 GROUP BY 1, 2 RETURNING 1`,
+      [month, next],
+    );
+    return written.length;
+  }
+
   /** Records gap windows (one already recorded is kept once), in the caller's transaction. */
   async insertGaps(manager: EntityManager, gaps: UsageGap[]): Promise<void> {
     if (gaps.length === 0) return;

@@ -10,6 +10,8 @@ import { BudgetThresholds } from 'src/modules/usage/budget-thresholds';
 import { USAGE_SUMMARY_SCHEMA } from 'src/modules/usage/document-schema';
 import { SummaryRow, UsageRollupsRepository } from 'src/modules/usage/usage-rollups.repository';
 import { UsageProjector } from 'src/modules/usage/usage.projector';
+import { UsageEventsRepository } from 'src/modules/usage/usage-events.repository';
+import { Transactions } from 'src/database/transactions';
 import { Dimension, TOTALS_FIELDS, TotalsField, UsageEntry } from 'src/modules/usage/usage-vocabulary';
 
 export { BUDGET_THRESHOLDS } from 'src/modules/usage/budget-thresholds';
@@ -53,7 +55,18 @@ export class UsageService implements OnModuleInit {
     private readonly budgetThresholds: BudgetThresholds,
     private readonly streams: StreamsService,
     private readonly keys: KeysService,
+    private readonly events: UsageEventsRepository,
+    private readonly transactions: Transactions,
   ) {}
+
+  /**
+   * Each key's spend in the UTC month starting at `month`, summed again from the hourly rollups
+   * (`usage:key-months`, docs/runbook.md): after a rolling deploy that let replicas of the code
+   * before `usage_key_months` ingest. The number of key months written.
+   */
+  resumKeyMonth(month: Date): Promise<number> {
+    return this.transactions.run((tx) => this.events.resumKeyMonth(tx.manager, month, monthStart(month, 1)));
+  }
 
   onModuleInit(): void {
     const projector = this.projector;
