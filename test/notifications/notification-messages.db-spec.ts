@@ -95,7 +95,7 @@ describe('NotificationMessagesRepository', () => {
     ws = await seedWorkspace();
     // The claim and the fan-out read every workspace: earlier tests' deliveries and addressees must not reach this one.
     await ds.query(`DELETE FROM notification_deliveries`);
-    await ds.query(`UPDATE notification_messages SET fan_out = NULL WHERE fan_out IS NOT NULL`);
+    await ds.query(`DELETE FROM notification_fan_outs`);
   });
   afterAll(() => db.close());
 
@@ -194,7 +194,7 @@ describe('NotificationMessagesRepository', () => {
       return m.id;
     };
     const rowsOf = (id: string) => ds.query(`SELECT endpoint_id, state FROM notification_deliveries WHERE message_id = $1 ORDER BY endpoint_id`, [id]);
-    const waiting = async () => (await ds.query(`SELECT count(*)::int AS n FROM notification_messages WHERE fan_out IS NOT NULL`))[0].n as number;
+    const waiting = async () => (await ds.query(`SELECT count(*)::int AS n FROM notification_fan_outs`))[0].n as number;
 
     it('writes the rows of at most `limit` messages, oldest first, clears their addressees, and answers how many it fanned out', async () => {
       const e = await endpoint(['*']);
@@ -239,6 +239,17 @@ describe('NotificationMessagesRepository', () => {
       expect(await rowsOf(m)).toEqual([{ endpoint_id: kept, state: 'pending' }]);
     });
 
+    it('a message dropped before its fan-out (retention) is taken off the queue without a row, and the others still get theirs', async () => {
+      const e = await endpoint(['*']);
+      const dropped = await addressed();
+      const kept = await addressed();
+      await ds.query(`DELETE FROM notification_messages WHERE id = $1`, [dropped]);
+      expect(await repo.fanOut(10)).toBe(2);
+      expect(await rowsOf(dropped)).toEqual([]);
+      expect(await rowsOf(kept)).toEqual([{ endpoint_id: e, state: 'pending' }]);
+      expect(await waiting()).toBe(0);
+    });
+
     it('keeps a delivery a resend wrote first as it is', async () => {
       const e = await endpoint(['*']);
       const m = await addressed();
@@ -256,7 +267,7 @@ describe('NotificationMessagesRepository', () => {
       await runner.connect();
       try {
         await runner.startTransaction();
-        await runner.query(`SELECT 1 FROM notification_messages WHERE id = $1 FOR UPDATE`, [held]);
+        await runner.query(`SELECT 1 FROM notification_fan_outs WHERE message_id = $1 FOR UPDATE`, [held]);
         expect(await repo.fanOut(10)).toBe(1);
         expect(await rowsOf(free)).toEqual([{ endpoint_id: e, state: 'pending' }]);
         expect(await rowsOf(held)).toEqual([]);

@@ -1,22 +1,26 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * `notification_messages.fan_out`: the endpoints the act addressed whose delivery rows are not
- * written yet. The act decides who is addressed and stores it on the message (one array, no row
- * per endpoint); the dispatcher writes the delivery rows and clears it (docs/decisions.md, "The
- * outbox write: addressed by the act, fanned out by the dispatcher"). Only messages waiting for
- * their fan-out are in `notification_messages_fan_out`.
+ * `notification_fan_outs`: the messages whose delivery rows the dispatcher has not written yet, with
+ * the endpoints the act addressed them to. The act decides who is addressed and writes one small
+ * row here instead of a delivery row per endpoint; the dispatcher writes the delivery rows and
+ * deletes it (docs/decisions.md, "Addressed by the act, fanned out by the dispatcher"). No foreign
+ * key: the act would pay its check, and the fan-out joins the message anyway.
  */
 export class NotificationFanOut1763769754000 implements MigrationInterface {
   name = 'NotificationFanOut1763769754000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE notification_messages ADD COLUMN fan_out text[]`);
-    await q.query(`CREATE INDEX notification_messages_fan_out ON notification_messages (seq) WHERE fan_out IS NOT NULL`);
+    await q.query(`
+      CREATE TABLE notification_fan_outs (
+        message_id text PRIMARY KEY,
+        workspace_id text NOT NULL,
+        endpoint_ids text[] NOT NULL,
+        created_at timestamptz(3) NOT NULL
+      )`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX notification_messages_fan_out`);
-    await q.query(`ALTER TABLE notification_messages DROP COLUMN fan_out`);
+    await q.query(`DROP TABLE notification_fan_outs`);
   }
 }

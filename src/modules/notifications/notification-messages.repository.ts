@@ -67,48 +67,59 @@ export interface AttemptRecord {
 const MESSAGE_COLUMNS = `id, workspace_id, seq, type, body, created_at`;
 
 /**
- * The endpoints the act addresses its message to, decided in the act's statement: every enabled
- * endpoint of the workspace `workspaceId` for which `taken` holds (its patterns take the type, or it
- * is the one addressed); null for none. Stored as the message's `fan_out`: the dispatcher writes
- * their delivery rows (`fanOut`), off the act (docs/decisions.md, "Addressed by the act, fanned out
- * by the dispatcher").
+ * The addressees of the message of CTE `message` (its `id`, `workspace_id`, `created_at`), decided in
+ * the act's statement: every enabled endpoint of its workspace for which `taken` holds (its patterns
+ * take the type, or it is the one addressed). One row of `notification_fan_outs` for them all (none
+ * when there is none), whose delivery rows the dispatcher writes (`FAN_OUT`), off the act
+ * (docs/decisions.md, "Addressed by the act, fanned out by the dispatcher"). Answers `n`, how many.
  */
-const addressees = (workspaceId: string, taken: string) =>
-  `(SELECT array_agg(e.id) FROM notification_endpoints e WHERE e.workspace_id = ${workspaceId} AND e.enabled AND ${taken})`;
+const fanOutInsert = (message: string, taken: string) =>
+  `INSERT INTO notification_fan_outs (message_id, workspace_id, endpoint_ids, created_at)
+    SELECT ${message}.id, ${message}.workspace_id, array_agg(e.id), ${message}.created_at
+    FROM ${message} JOIN notification_endpoints e ON e.workspace_id = ${message}.workspace_id AND e.enabled
+    WHERE ${taken} GROUP BY ${message}.id, ${message}.workspace_id, ${message}.created_at
+    RETURNING cardinality(endpoint_ids) AS n`;
 
 /**
- * The message, addressed to every enabled endpoint of the workspace whose patterns take its type
- * (or only to `endpointId`), in one statement of the caller's transaction. A `dedupe_key` already
+ * The message and its addressees (every enabled endpoint of the workspace whose patterns take its
+ * type, or only `endpointId`), in one statement of the caller's transaction. A `dedupe_key` already
  * used in the workspace inserts nothing (the event was emitted before).
  */
 const emitStatement = (toOne: boolean) => ({
   name: toOne ? 'notification_emit_one' : 'notification_emit',
-  text: `INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, dedupe_until, created_at, fan_out)
-    VALUES ($1, $2, $3, $4, $5, $7, $6, ${addressees('$2', toOne ? 'e.id = $8' : MATCHES_SQL('e.event_types', '$3'))})
-    ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING seq, coalesce(cardinality(fan_out), 0) AS deliveries`,
+  text: `WITH m AS (
+    INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, dedupe_until, created_at) VALUES ($1, $2, $3, $4, $5, $7, $6)
+    ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id, workspace_id, seq, created_at
+  ), f AS (${fanOutInsert('m', toOne ? 'e.id = $8' : MATCHES_SQL('e.event_types', '$3'))})
+  SELECT m.seq, coalesce((SELECT n FROM f), 0) AS deliveries FROM m`,
 });
 const EMIT = emitStatement(false);
 const EMIT_ONE = emitStatement(true);
 
 /**
- * The fan-out: messages waiting for it (`notification_messages_fan_out`), oldest first, locked (`SKIP
- * LOCKED`: another replica's fan-out in progress is passed over); a pending delivery to each of their
- * addressees that still exists, due at the message's `created_at`; their `fan_out` cleared. A
- * delivery already written (a resend came first) is kept as it is.
+ * The fan-out: at most `$1` messages waiting for it, locked (`SKIP LOCKED`: another replica's
+ * fan-out in progress passes them over) and taken off the queue; a pending delivery to each of their
+ * addressees that still exists, due at the message's `created_at`. A delivery already written (a
+ * resend came first) is kept as it is.
  */
 const FAN_OUT = {
   name: 'notification_fan_out',
-  text: `WITH m AS (
-    SELECT id, workspace_id, fan_out, created_at FROM notification_messages WHERE fan_out IS NOT NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED
+  text: `WITH f AS (
+    DELETE FROM notification_fan_outs WHERE message_id IN (SELECT message_id FROM notification_fan_outs LIMIT $1 FOR UPDATE SKIP LOCKED)
+    RETURNING message_id, workspace_id, endpoint_ids, created_at
   ), d AS (
     INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at)
-    SELECT e.id, m.id, m.workspace_id, 'pending', m.created_at FROM m CROSS JOIN unnest(m.fan_out) AS a(endpoint_id) JOIN notification_endpoints e ON e.id = a.endpoint_id
+    SELECT e.id, f.message_id, f.workspace_id, 'pending', f.created_at
+    FROM f JOIN notification_messages m ON m.id = f.message_id CROSS JOIN unnest(f.endpoint_ids) AS a(endpoint_id) JOIN notification_endpoints e ON e.id = a.endpoint_id
     ON CONFLICT (endpoint_id, message_id) DO NOTHING
-  ), cleared AS (
-    UPDATE notification_messages x SET fan_out = NULL FROM m WHERE x.id = m.id RETURNING 1
   )
-  SELECT count(*)::int AS messages FROM cleared`,
+  SELECT count(*)::int AS messages FROM f`,
 };
+
+/** The addressees not fanned out yet of the workspace's messages `$2` that still exist (`message_id`, `endpoint_id`, `created_at`). */
+const NOT_FANNED_OUT = `SELECT f.message_id, e.id AS endpoint_id, f.created_at FROM notification_fan_outs f
+       CROSS JOIN unnest(f.endpoint_ids) AS a(endpoint_id) JOIN notification_endpoints e ON e.id = a.endpoint_id
+       WHERE f.workspace_id = $1 AND f.message_id = ANY($2)`;
 
 /**
  * The claim: due rows, oldest first, locked (`SKIP LOCKED`: another replica's claim in progress is
@@ -264,9 +275,7 @@ export class NotificationMessagesRepository {
       `SELECT message_id, endpoint_id, state, attempts, last_attempt_at, next_attempt_at FROM notification_deliveries
        WHERE workspace_id = $1 AND message_id = ANY($2)
        UNION ALL
-       SELECT m.id, e.id, 'pending', 0, NULL, m.created_at FROM notification_messages m CROSS JOIN unnest(m.fan_out) AS a(endpoint_id)
-       JOIN notification_endpoints e ON e.id = a.endpoint_id
-       WHERE m.workspace_id = $1 AND m.id = ANY($2) AND m.fan_out IS NOT NULL
+       SELECT message_id, endpoint_id, 'pending', 0, NULL, created_at FROM (${NOT_FANNED_OUT}) f
        ORDER BY endpoint_id`,
       [workspaceId, messageIds],
     );
@@ -361,12 +370,9 @@ export class NotificationMessagesRepository {
   /** The endpoints the message was addressed to that still exist (its delivery rows, or its addressees not fanned out yet). */
   async addressedTo(manager: EntityManager, workspaceId: string, messageId: string): Promise<string[]> {
     const rows: { endpoint_id: string }[] = await manager.query(
-      `SELECT endpoint_id FROM notification_deliveries WHERE workspace_id = $1 AND message_id = $2
-       UNION
-       SELECT e.id FROM notification_messages m CROSS JOIN unnest(m.fan_out) AS a(endpoint_id) JOIN notification_endpoints e ON e.id = a.endpoint_id
-       WHERE m.workspace_id = $1 AND m.id = $2
-       ORDER BY endpoint_id`,
-      [workspaceId, messageId],
+      `SELECT endpoint_id FROM notification_deliveries WHERE workspace_id = $1 AND message_id = ANY($2)
+       UNION SELECT endpoint_id FROM (${NOT_FANNED_OUT}) f ORDER BY endpoint_id`,
+      [workspaceId, [messageId]],
     );
     return rows.map((r) => r.endpoint_id);
   }
@@ -405,8 +411,8 @@ export type EmittedColumns = {
 
 /**
  * The outbox write carried by an act's own statement, for the acts whose write is a measured hot
- * path (the audit append, a held call): instead of a round trip of its own, CTE `outbox_m` (the
- * message with its addressees, written when `source` yields a row), and the columns
+ * path (the audit append, a held call): instead of a round trip of its own, CTEs `outbox_m` (the
+ * message, written when `source` yields a row) and `outbox_f` (its addressees), and the columns
  * the host adds to its answer (`EmittedColumns`). Its values, from `$first`: id, workspace id, type,
  * the body before and after its one value the statement decides, `created_at`; `value` is that
  * value as JSON text, an expression over `source`. The emitter's values: `OutboxService.riding`.
@@ -416,11 +422,10 @@ export const emittedWith = (source: string, first: number, value: string): Carri
   return {
     // hand-written: the message and its deliveries inside the act's statement (bench/notifications.ts figure 2).
     ctes: `outbox_m AS (
-    INSERT INTO notification_messages (id, workspace_id, type, body, created_at, fan_out)
-    SELECT ${id}, ${workspaceId}, ${type}, ${before} || ${value} || ${after}, ${at}, ${addressees(workspaceId, MATCHES_SQL('e.event_types', type))} FROM ${source}
-    RETURNING body, fan_out
-  )`,
-    columns: `(SELECT body FROM outbox_m) AS outbox_body, coalesce((SELECT cardinality(fan_out) FROM outbox_m), 0) AS outbox_deliveries`,
+    INSERT INTO notification_messages (id, workspace_id, type, body, created_at) SELECT ${id}, ${workspaceId}, ${type}, ${before} || ${value} || ${after}, ${at} FROM ${source}
+    RETURNING id, workspace_id, body, created_at
+  ), outbox_f AS (${fanOutInsert('outbox_m', MATCHES_SQL('e.event_types', type))})`,
+    columns: `(SELECT body FROM outbox_m) AS outbox_body, coalesce((SELECT n FROM outbox_f), 0) AS outbox_deliveries`,
   };
 };
 

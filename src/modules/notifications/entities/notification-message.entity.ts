@@ -1,8 +1,7 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** `notification_messages`: the outbox; `body` is the message exactly as delivered (immutable). */
 @Entity({ name: 'notification_messages' })
-@Index('notification_messages_fan_out', ['seq'], { where: 'fan_out IS NOT NULL' })
 export class NotificationMessage {
   @PrimaryColumn({ name: 'id', type: 'text' })
   id: string;
@@ -28,8 +27,4 @@ export class NotificationMessage {
 
   @Column({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
-
-  /** The endpoints the act addressed it to whose delivery rows the dispatcher has not written yet (null once fanned out, or for none). */
-  @Column({ name: 'fan_out', type: 'text', array: true, nullable: true })
-  fanOut: string[] | null;
 }
