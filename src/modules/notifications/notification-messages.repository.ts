@@ -89,7 +89,7 @@ const emitStatement = (toOne: boolean) => ({
   name: toOne ? 'notification_emit_one' : 'notification_emit',
   text: `WITH m AS (
     INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, dedupe_until, created_at) VALUES ($1, $2, $3, $4, $5, $7, $6)
-    ON CONFLICT (workspace_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING RETURNING id, workspace_id, seq, created_at
+    ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id, workspace_id, seq, created_at
   ), f AS (${fanOutInsert('m', toOne ? 'e.id = $8' : MATCHES_SQL('e.event_types', '$3'))})
   SELECT m.seq, coalesce((SELECT n FROM f), 0) AS deliveries FROM m`,
 });
@@ -434,5 +434,5 @@ export const emittedWith = (source: string, first: number, value: string): Carri
  * check, one statement per ingested batch (src/modules/keys/key-fragments.repository.ts says why).
  */
 export const messageWritten = (workspaceId: string, dedupeKey: string): string =>
-  // hand-written: one probe of `notification_messages_dedupe` inside usage's statement.
+  // hand-written: one probe of the (workspace_id, dedupe_key) index inside usage's statement.
   `EXISTS (SELECT 1 FROM notification_messages m WHERE m.workspace_id = ${workspaceId} AND m.dedupe_key = ${dedupeKey})`;

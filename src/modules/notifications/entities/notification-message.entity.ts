@@ -1,8 +1,7 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** `notification_messages`: the outbox; `body` is the message exactly as delivered (immutable). */
 @Entity({ name: 'notification_messages' })
-@Index('notification_messages_dedupe', ['workspaceId', 'dedupeKey'], { unique: true, where: 'dedupe_key IS NOT NULL' })
 export class NotificationMessage {
   @PrimaryColumn({ name: 'id', type: 'text' })
   id: string;
