@@ -56,11 +56,10 @@ describe('NotificationMessagesRepository', () => {
     const id = `msg_${unique()}`;
     return { id, workspaceId: ws, type: 'approval.requested', body: `{"id":"${id}"}`, dedupe: null, createdAt: at(0), ...over };
   };
-  /** Emits on the pool's manager and fans out (the dispatcher's part); answers the message id. */
+  /** Emits on the pool's manager; answers the message id. */
   const emit = async (over: Partial<NewMessage> = {}, endpointId?: string): Promise<string> => {
     const m = message(over);
     expect(await repo.emit(ds.manager, m, endpointId)).not.toBeNull();
-    await repo.fanOut(1000);
     return m.id;
   };
   const delivery = async (endpointId: string, messageId: string) =>
@@ -93,9 +92,8 @@ describe('NotificationMessagesRepository', () => {
   });
   beforeEach(async () => {
     ws = await seedWorkspace();
-    // The claim and the fan-out read every workspace: earlier tests' deliveries and addressees must not reach this one.
+    // The claim reads every workspace: earlier tests' deliveries must not be claimable by this one.
     await ds.query(`DELETE FROM notification_deliveries`);
-    await ds.query(`DELETE FROM notification_fan_outs`);
   });
   afterAll(() => db.close());
 
@@ -115,14 +113,6 @@ describe('NotificationMessagesRepository', () => {
       const emitted = await repo.emit(ds.manager, m);
       expect(emitted).toEqual({ seq: expect.stringMatching(/^\d+$/), deliveries: 3 });
       expect(await repo.find(ws, m.id)).toEqual({ id: m.id, workspace_id: ws, seq: emitted!.seq, type: m.type, body: m.body, created_at: at(5) });
-      // Addressed by the emit; the rows are the fan-out's.
-      const addressed = [star, prefix, exact].sort().map((endpoint_id) => ({
-        message_id: m.id, endpoint_id, state: 'pending', attempts: 0, last_attempt_at: null, next_attempt_at: at(5),
-      }));
-      expect(await ds.query(`SELECT count(*)::int AS n FROM notification_deliveries WHERE message_id = $1`, [m.id])).toEqual([{ n: 0 }]);
-      expect(await repo.deliveriesOf(ws, [m.id])).toEqual(addressed);
-      expect(await repo.fanOut(1000)).toBe(1);
-      expect(await repo.deliveriesOf(ws, [m.id])).toEqual(addressed);
       const rows = await ds.query(`SELECT endpoint_id, workspace_id, state, attempts, next_attempt_at, last_attempt_at, claimed_until
                                    FROM notification_deliveries WHERE message_id = $1 ORDER BY endpoint_id`, [m.id]);
       expect(rows).toEqual(
@@ -161,7 +151,6 @@ describe('NotificationMessagesRepository', () => {
       const again = message({ dedupe: { key: 'key.expiring:k1:2026-12-03', until: at(86_400) }, body: '{"second":true}' });
       expect(await repo.emit(ds.manager, again)).toBeNull();
       expect(await repo.find(ws, again.id)).toBeUndefined();
-      await repo.fanOut(1000);
       expect(await ds.query(`SELECT message_id FROM notification_deliveries WHERE endpoint_id = $1`, [e])).toEqual([{ message_id: first.id }]);
 
       const other = ws;
@@ -183,118 +172,6 @@ describe('NotificationMessagesRepository', () => {
       ).rejects.toThrow('rolled back');
       expect(await repo.find(ws, m.id)).toBeUndefined();
       expect(await delivery(e, m.id)).toBeUndefined();
-    });
-  });
-
-  describe('fanOut', () => {
-    /** Emits without fanning out; answers the message id. */
-    const addressed = async (over: Partial<NewMessage> = {}): Promise<string> => {
-      const m = message(over);
-      expect(await repo.emit(ds.manager, m)).not.toBeNull();
-      return m.id;
-    };
-    const rowsOf = (id: string) => ds.query(`SELECT endpoint_id, state FROM notification_deliveries WHERE message_id = $1 ORDER BY endpoint_id`, [id]);
-    const waiting = async () => (await ds.query(`SELECT count(*)::int AS n FROM notification_fan_outs`))[0].n as number;
-
-    it('writes the rows of at most `limit` messages, oldest first, clears their addressees, and answers how many it fanned out', async () => {
-      const e = await endpoint(['*']);
-      const ids = [await addressed(), await addressed(), await addressed()];
-      expect(await waiting()).toBe(3);
-      expect(await repo.fanOut(2)).toBe(2);
-      expect(await rowsOf(ids[0])).toEqual([{ endpoint_id: e, state: 'pending' }]);
-      expect(await rowsOf(ids[1])).toEqual([{ endpoint_id: e, state: 'pending' }]);
-      expect(await rowsOf(ids[2])).toEqual([]);
-      expect(await repo.fanOut(2)).toBe(1);
-      expect(await rowsOf(ids[2])).toEqual([{ endpoint_id: e, state: 'pending' }]);
-      expect(await repo.fanOut(2)).toBe(0);
-      expect(await waiting()).toBe(0);
-    });
-
-    it('a message addressed to no endpoint waits for no fan-out', async () => {
-      await endpoint(['key.*']);
-      expect((await repo.emit(ds.manager, message()))?.deliveries).toBe(0);
-      expect(await waiting()).toBe(0);
-    });
-
-    it('the act decides: an endpoint created or enabled after the emit gets no row; one disabled after it gets its row (it waits, as any row of a disabled endpoint)', async () => {
-      const disabledLater = await endpoint(['*']);
-      const enabledLater = await endpoint(['*'], { enabled: false, disabledReason: 'operator' });
-      const m = await addressed();
-      const createdLater = await endpoint(['*']);
-      await ds.query(`UPDATE notification_endpoints SET enabled = (id = $1) WHERE id = ANY($2)`, [enabledLater, [enabledLater, disabledLater]]);
-      expect(await repo.fanOut(10)).toBe(1);
-      expect(await rowsOf(m)).toEqual([{ endpoint_id: disabledLater, state: 'pending' }]);
-      expect(createdLater).toBeDefined();
-    });
-
-    it('an addressee deleted before the fan-out gets no row and leaves the others theirs; addressedTo and deliveriesOf no longer list it', async () => {
-      const kept = await endpoint(['*']);
-      const gone = await endpoint(['*']);
-      const m = await addressed();
-      expect(await repo.addressedTo(ds.manager, ws, m)).toEqual([kept, gone].sort());
-      await endpoints.delete(ds.manager, ws, gone);
-      expect(await repo.addressedTo(ds.manager, ws, m)).toEqual([kept]);
-      expect((await repo.deliveriesOf(ws, [m])).map((d) => d.endpoint_id)).toEqual([kept]);
-      expect(await repo.fanOut(10)).toBe(1);
-      expect(await rowsOf(m)).toEqual([{ endpoint_id: kept, state: 'pending' }]);
-    });
-
-    it('a message dropped before its fan-out (retention) is taken off the queue without a row, and the others still get theirs', async () => {
-      const e = await endpoint(['*']);
-      const dropped = await addressed();
-      const kept = await addressed();
-      await ds.query(`DELETE FROM notification_messages WHERE id = $1`, [dropped]);
-      expect(await repo.fanOut(10)).toBe(2);
-      expect(await rowsOf(dropped)).toEqual([]);
-      expect(await rowsOf(kept)).toEqual([{ endpoint_id: e, state: 'pending' }]);
-      expect(await waiting()).toBe(0);
-    });
-
-    it('keeps a delivery a resend wrote first as it is', async () => {
-      const e = await endpoint(['*']);
-      const m = await addressed();
-      await repo.requeue(ds.manager, ws, m, [e], NOW);
-      await setDelivery(e, m, 'delivered');
-      expect(await repo.fanOut(10)).toBe(1);
-      expect(await delivery(e, m)).toMatchObject({ state: 'delivered', next_attempt_at: NOW });
-    });
-
-    it('passes over a message another fan-out holds (SKIP LOCKED) and leaves it to that one; two at once never write a message twice', async () => {
-      const e = await endpoint(['*']);
-      const held = await addressed();
-      const free = await addressed();
-      const runner = ds.createQueryRunner();
-      await runner.connect();
-      try {
-        await runner.startTransaction();
-        await runner.query(`SELECT 1 FROM notification_fan_outs WHERE message_id = $1 FOR UPDATE`, [held]);
-        expect(await repo.fanOut(10)).toBe(1);
-        expect(await rowsOf(free)).toEqual([{ endpoint_id: e, state: 'pending' }]);
-        expect(await rowsOf(held)).toEqual([]);
-        await runner.rollbackTransaction();
-      } finally {
-        await runner.release();
-      }
-      expect(await repo.fanOut(10)).toBe(1);
-      expect(await rowsOf(held)).toEqual([{ endpoint_id: e, state: 'pending' }]);
-
-      for (let i = 0; i < 40; i++) await addressed();
-      const [x, y] = await Promise.all([repo.fanOut(40), repo.fanOut(40)]);
-      expect(x + y).toBe(40);
-      expect(await waiting()).toBe(0);
-      expect((await ds.query(`SELECT count(*)::int AS n FROM notification_deliveries WHERE endpoint_id = $1`, [e]))[0].n).toBe(42);
-    });
-
-    it('a rolled-back emit leaves nothing to fan out', async () => {
-      await endpoint(['*']);
-      await expect(
-        ds.transaction(async (manager) => {
-          await repo.emit(manager, message());
-          throw new Error('rolled back');
-        }),
-      ).rejects.toThrow('rolled back');
-      expect(await waiting()).toBe(0);
-      expect(await repo.fanOut(10)).toBe(0);
     });
   });
 
@@ -649,7 +526,6 @@ describe('NotificationMessagesRepository', () => {
     const done = message({ createdAt: at(1), dedupe: { key: 'key.expiring:k2:2026-03-10', until: at(200) } });
     await repo.emit(ds.manager, live);
     await repo.emit(ds.manager, done);
-    await repo.fanOut(1000);
     await repo.purge(at(100), at(200));
     expect((await repo.find(ws, live.id))?.id).toBe(live.id);
     expect(await delivery(e, live.id)).toMatchObject({ state: 'pending' });

@@ -5,10 +5,6 @@ import { AuditService } from 'src/modules/audit/audit.service';
 import { Transactions } from 'src/database/transactions';
 import { KeyExpiry } from 'src/modules/keys/key-expiry.service';
 import { NotificationMessagesRepository } from 'src/modules/notifications/notification-messages.repository';
-import { DeliveryService } from 'src/modules/notifications/delivery.service';
-import { createApp } from 'src/bootstrap';
-import { AddressInfo } from 'node:net';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { expectAccessMatrix, roleMembers, RouteCase } from 'test/support/access-matrix';
 import { bearer, Operator, SERVICE_SECRET, startTestApp, TestApp } from 'test/support/app';
 import { eventually } from 'test/support/eventually';
@@ -430,43 +426,6 @@ describe('operator notifications: endpoints, signed delivery, retries, the outbo
       expect(written[0].data.occurred_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       expect(listed.some((e: { target: string }) => e.target === 'rolled-back')).toBe(false);
       expect(bodies.some((b) => b.data.target === 'rolled-back')).toBe(false);
-    });
-
-    it('fans out on any replica: a message committed where delivery is down is shown addressed (GET), then written out and delivered by another instance', async () => {
-      const op = await t.signIn();
-      const r = await receiver();
-      const e = await create({ url: r.url, event_types: ['*'] }, op);
-      const quiet = await receiver();
-      await create({ url: quiet.url, event_types: ['key.*'] }, op);
-      // A replica whose dispatcher is down (its commits wake nothing, it never ticks), and this instance's ticks held
-      // back, so the addressed message is read before anything fans it out.
-      const down = await createApp(t.config, { url: t.config.databaseUrl!, poolSize: 2, stop: async () => undefined }, { jobs: false });
-      const registry = t.app.get(SchedulerRegistry);
-      registry.deleteInterval('notification-delivery');
-      const delivery = t.app.get(DeliveryService);
-      try {
-        down.get(DeliveryService).onApplicationShutdown();
-        await down.listen(0, '127.0.0.1');
-        const ping = await fetch(`http://127.0.0.1:${(down.getHttpServer().address() as AddressInfo).port}${base(op)}/notification-endpoints/${e.endpoint_id}/test`, { method: 'POST', headers: bearer(op) });
-        expect(ping.status).toBe(202);
-        const id = ((await ping.json()) as { message_id: string }).message_id;
-        const [shown] = await messages(op);
-        expect(shown).toMatchObject({
-          message_id: id,
-          deliveries: [{ endpoint_id: e.endpoint_id, state: 'pending', attempts: 0, last_attempt_at: null, next_attempt_at: shown.timestamp }],
-        });
-        expect(await t.db.query(`SELECT 1 FROM notification_deliveries WHERE message_id = $1`, [id])).toEqual([]);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        expect(r.received).toEqual([]);
-        delivery.tick();
-        await eventually(async () => expect(r.received.map((x) => x.headers['webhook-id'])).toEqual([id]));
-        await eventually(async () => expect((await messages(op))[0].deliveries).toEqual([expect.objectContaining({ endpoint_id: e.endpoint_id, state: 'delivered', attempts: 1 })]));
-        expect(await t.db.query(`SELECT 1 FROM notification_fan_outs WHERE message_id = $1`, [id])).toEqual([]);
-        expect(quiet.received).toEqual([]);
-      } finally {
-        registry.addInterval('notification-delivery', setInterval(() => delivery.tick(), 1000));
-        await down.close();
-      }
     });
 
     it('holds a call once under concurrent retries of the same request: one approval, one approval.requested; an unknown key announces a null agent', async () => {

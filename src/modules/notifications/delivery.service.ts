@@ -19,8 +19,6 @@ import { Transactions } from 'src/database/transactions';
 
 /** Attempts settled by one statement at most (those that finished while the previous one ran). */
 const SETTLE_BATCH = 128;
-/** Messages fanned out by one statement at most. */
-const FAN_OUT_BATCH = 500;
 /** A claim outlives its attempt's bound by this much; a replica that died mid-attempt releases its claims after it. */
 const LEASE_SLACK_MS = 30_000;
 
@@ -47,8 +45,6 @@ export class DeliveryService implements OnApplicationShutdown {
   private passing = false;
   /** Due rows of any endpoint may wait (a commit, the tick): the next claim looks at every endpoint. */
   private woken = false;
-  /** Messages may wait for their fan-out (a commit, the tick): the next pass writes their delivery rows first. */
-  private fanning = false;
   /** While an endpoint with a backlog is hidden, when a wake's claim may next run. */
   private fairAt = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -84,10 +80,9 @@ export class DeliveryService implements OnApplicationShutdown {
     this.wake();
   }
 
-  /** Fans out the messages committed since, then looks for due deliveries of every endpoint now (or after the claim under way). */
+  /** Looks for due deliveries of every endpoint now (or after the claim under way). */
   wake(): void {
     this.woken = true;
-    this.fanning = true;
     void this.pass();
   }
 
@@ -97,19 +92,13 @@ export class DeliveryService implements OnApplicationShutdown {
    * room and have room again. Rows are claimed oldest due first, so an endpoint with a backlog
    * fills its room and hides the rows of others behind its own: a claim that leaves it out reads
    * each other endpoint's due rows by endpoint (it no longer walks past that backlog); while one is
-   * hidden (not claimable) a wake's claim still runs every FAIR_MS at most. Each pass first writes
-   * the delivery rows of the messages waiting for their fan-out (a batch at a time), so that its
-   * claim finds them.
+   * hidden (not claimable) a wake's claim still runs every FAIR_MS at most.
    */
   private async pass(): Promise<void> {
     if (this.passing) return;
     this.passing = true;
     try {
       for (;;) {
-        if (this.fanning && !this.stopped) {
-          this.fanning = (await this.messages.fanOut(FAN_OUT_BATCH)) === FAN_OUT_BATCH;
-          if (this.fanning) this.woken = true;
-        }
         let limit = Math.min(CLAIM_LIMIT, MAX_HELD - this.held);
         if (limit < CLAIM_MIN || this.posting >= MAX_IN_FLIGHT || this.stopped) break;
         const lanes = [...this.lanes.values()];

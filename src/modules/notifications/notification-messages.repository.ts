@@ -67,59 +67,30 @@ export interface AttemptRecord {
 const MESSAGE_COLUMNS = `id, workspace_id, seq, type, body, created_at`;
 
 /**
- * The addressees of the message of CTE `message` (its `id`, `workspace_id`, `created_at`), decided in
- * the act's statement: every enabled endpoint of its workspace for which `taken` holds (its patterns
- * take the type, or it is the one addressed). One row of `notification_fan_outs` for them all (none
- * when there is none), whose delivery rows the dispatcher writes (`FAN_OUT`), off the act
- * (docs/decisions.md, "Addressed by the act, fanned out by the dispatcher"). Answers `n`, how many.
+ * A pending delivery of the message of CTE `message` (its `id` and `workspace_id`) to every enabled
+ * endpoint of its workspace for which `taken` holds (its patterns take the type, or it is the one addressed).
  */
-const fanOutInsert = (message: string, taken: string) =>
-  `INSERT INTO notification_fan_outs (message_id, workspace_id, endpoint_ids, created_at)
-    SELECT ${message}.id, ${message}.workspace_id, array_agg(e.id), ${message}.created_at
-    FROM ${message} JOIN notification_endpoints e ON e.workspace_id = ${message}.workspace_id AND e.enabled
-    WHERE ${taken} GROUP BY ${message}.id, ${message}.workspace_id, ${message}.created_at
-    RETURNING cardinality(endpoint_ids) AS n`;
+const deliveriesInsert = (message: string, at: string, taken: string) =>
+  `INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at)
+    SELECT e.id, ${message}.id, ${message}.workspace_id, 'pending', ${at} FROM ${message} JOIN notification_endpoints e ON e.workspace_id = ${message}.workspace_id AND e.enabled
+    WHERE ${taken}
+    RETURNING 1`;
 
 /**
- * The message and its addressees (every enabled endpoint of the workspace whose patterns take its
- * type, or only `endpointId`), in one statement of the caller's transaction. A `dedupe_key` already
- * used in the workspace inserts nothing (the event was emitted before).
+ * The message, and a pending delivery to every enabled endpoint of the workspace whose patterns
+ * take its type (or only to `endpointId`), in one statement of the caller's transaction. A
+ * `dedupe_key` already used in the workspace inserts nothing (the event was emitted before).
  */
 const emitStatement = (toOne: boolean) => ({
   name: toOne ? 'notification_emit_one' : 'notification_emit',
   text: `WITH m AS (
     INSERT INTO notification_messages (id, workspace_id, type, body, dedupe_key, dedupe_until, created_at) VALUES ($1, $2, $3, $4, $5, $7, $6)
-    ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id, workspace_id, seq, created_at
-  ), f AS (${fanOutInsert('m', toOne ? 'e.id = $8' : MATCHES_SQL('e.event_types', '$3'))})
-  SELECT m.seq, coalesce((SELECT n FROM f), 0) AS deliveries FROM m`,
+    ON CONFLICT (workspace_id, dedupe_key) DO NOTHING RETURNING id, workspace_id, seq
+  ), d AS (${deliveriesInsert('m', '$6', toOne ? 'e.id = $8' : MATCHES_SQL('e.event_types', '$3'))})
+  SELECT m.seq, (SELECT count(*) FROM d)::int AS deliveries FROM m`,
 });
 const EMIT = emitStatement(false);
 const EMIT_ONE = emitStatement(true);
-
-/**
- * The fan-out: at most `$1` messages waiting for it, locked (`SKIP LOCKED`: another replica's
- * fan-out in progress passes them over) and taken off the queue; a pending delivery to each of their
- * addressees that still exists, due at the message's `created_at`. A delivery already written (a
- * resend came first) is kept as it is.
- */
-const FAN_OUT = {
-  name: 'notification_fan_out',
-  text: `WITH f AS (
-    DELETE FROM notification_fan_outs WHERE message_id IN (SELECT message_id FROM notification_fan_outs LIMIT $1 FOR UPDATE SKIP LOCKED)
-    RETURNING message_id, workspace_id, endpoint_ids, created_at
-  ), d AS (
-    INSERT INTO notification_deliveries (endpoint_id, message_id, workspace_id, state, next_attempt_at)
-    SELECT e.id, f.message_id, f.workspace_id, 'pending', f.created_at
-    FROM f JOIN notification_messages m ON m.id = f.message_id CROSS JOIN unnest(f.endpoint_ids) AS a(endpoint_id) JOIN notification_endpoints e ON e.id = a.endpoint_id
-    ON CONFLICT (endpoint_id, message_id) DO NOTHING
-  )
-  SELECT count(*)::int AS messages FROM f`,
-};
-
-/** The addressees not fanned out yet of the workspace's messages `$2` that still exist (`message_id`, `endpoint_id`, `created_at`). */
-const NOT_FANNED_OUT = `SELECT f.message_id, e.id AS endpoint_id, f.created_at FROM notification_fan_outs f
-       CROSS JOIN unnest(f.endpoint_ids) AS a(endpoint_id) JOIN notification_endpoints e ON e.id = a.endpoint_id
-       WHERE f.workspace_id = $1 AND f.message_id = ANY($2)`;
 
 /**
  * The claim: due rows, oldest first, locked (`SKIP LOCKED`: another replica's claim in progress is
@@ -233,16 +204,6 @@ export class NotificationMessagesRepository {
     return rows[0] ?? null;
   }
 
-  /**
-   * Writes the delivery rows of at most `limit` messages waiting for their fan-out (their addressees,
-   * decided by the act); answers how many messages it fanned out (`limit`: more may wait).
-   */
-  async fanOut(limit: number): Promise<number> {
-    // hand-written: lock, insert and clear in one statement; named (prepared), run on every wake of delivery.
-    const [row] = await namedQuery<{ messages: number }>(this.dataSource, FAN_OUT, [limit]);
-    return row.messages;
-  }
-
   async find(workspaceId: string, id: string): Promise<MessageRow | undefined> {
     const [row]: MessageRow[] = await this.dataSource.query(`SELECT ${MESSAGE_COLUMNS} FROM notification_messages WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
     return row;
@@ -269,14 +230,10 @@ export class NotificationMessagesRepository {
     );
   }
 
-  /** The messages' deliveries; an addressee whose row the fan-out has not written yet shows as it will be written (pending, due at the message's `created_at`). */
   deliveriesOf(workspaceId: string, messageIds: string[]): Promise<DeliveryRow[]> {
     return this.dataSource.query(
       `SELECT message_id, endpoint_id, state, attempts, last_attempt_at, next_attempt_at FROM notification_deliveries
-       WHERE workspace_id = $1 AND message_id = ANY($2)
-       UNION ALL
-       SELECT message_id, endpoint_id, 'pending', 0, NULL, created_at FROM (${NOT_FANNED_OUT}) f
-       ORDER BY endpoint_id`,
+       WHERE workspace_id = $1 AND message_id = ANY($2) ORDER BY endpoint_id`,
       [workspaceId, messageIds],
     );
   }
@@ -367,13 +324,8 @@ export class NotificationMessagesRepository {
     );
   }
 
-  /** The endpoints the message was addressed to that still exist (its delivery rows, or its addressees not fanned out yet). */
   async addressedTo(manager: EntityManager, workspaceId: string, messageId: string): Promise<string[]> {
-    const rows: { endpoint_id: string }[] = await manager.query(
-      `SELECT endpoint_id FROM notification_deliveries WHERE workspace_id = $1 AND message_id = ANY($2)
-       UNION SELECT endpoint_id FROM (${NOT_FANNED_OUT}) f ORDER BY endpoint_id`,
-      [workspaceId, [messageId]],
-    );
+    const rows: { endpoint_id: string }[] = await manager.query(`SELECT endpoint_id FROM notification_deliveries WHERE workspace_id = $1 AND message_id = $2`, [workspaceId, messageId]);
     return rows.map((r) => r.endpoint_id);
   }
 
@@ -405,14 +357,13 @@ export class NotificationMessagesRepository {
 export type EmittedColumns = {
   /** The stored body; null when the host's `source` yielded no row (nothing was emitted). */
   outbox_body: string | null;
-  /** How many endpoints it is addressed to. */
   outbox_deliveries: number;
 };
 
 /**
  * The outbox write carried by an act's own statement, for the acts whose write is a measured hot
  * path (the audit append, a held call): instead of a round trip of its own, CTEs `outbox_m` (the
- * message, written when `source` yields a row) and `outbox_f` (its addressees), and the columns
+ * message, written when `source` yields a row) and `outbox_d` (its deliveries), and the columns
  * the host adds to its answer (`EmittedColumns`). Its values, from `$first`: id, workspace id, type,
  * the body before and after its one value the statement decides, `created_at`; `value` is that
  * value as JSON text, an expression over `source`. The emitter's values: `OutboxService.riding`.
@@ -423,9 +374,9 @@ export const emittedWith = (source: string, first: number, value: string): Carri
     // hand-written: the message and its deliveries inside the act's statement (bench/notifications.ts figure 2).
     ctes: `outbox_m AS (
     INSERT INTO notification_messages (id, workspace_id, type, body, created_at) SELECT ${id}, ${workspaceId}, ${type}, ${before} || ${value} || ${after}, ${at} FROM ${source}
-    RETURNING id, workspace_id, body, created_at
-  ), outbox_f AS (${fanOutInsert('outbox_m', MATCHES_SQL('e.event_types', type))})`,
-    columns: `(SELECT body FROM outbox_m) AS outbox_body, coalesce((SELECT n FROM outbox_f), 0) AS outbox_deliveries`,
+    RETURNING id, workspace_id, body
+  ), outbox_d AS (${deliveriesInsert('outbox_m', at, MATCHES_SQL('e.event_types', type))})`,
+    columns: `(SELECT body FROM outbox_m) AS outbox_body, (SELECT count(*) FROM outbox_d)::int AS outbox_deliveries`,
   };
 };
 
