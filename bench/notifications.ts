@@ -112,7 +112,8 @@ async function main(): Promise<void> {
       const ours = async (fromCommit: boolean) => {
         received = 0;
         let echoed = 0;
-        const unlisten = app.get(EventHub).listen(ws, () => echoed++);
+        const listening = app.get(EventHub).listen(ws, () => echoed++);
+        await listening.ready;
         let started = 0;
         if (!fromCommit) waker.wake = () => undefined;
         await inTransaction(ds, async (tx) => {
@@ -125,7 +126,7 @@ async function main(): Promise<void> {
           started = performance.now();
           wake();
         }
-        unlisten();
+        listening.stop();
         while (received < DELIVERIES) await new Promise((resolve) => setTimeout(resolve, 5));
         const rate = DELIVERIES / ((performance.now() - started) / 1000);
         while (Number((await ds.query(`SELECT count(*) AS n FROM notification_deliveries WHERE state = 'pending'`))[0].n) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -157,7 +158,7 @@ async function main(): Promise<void> {
         name: 'bench', rules: [{ rule_id: 'r1', effect: 'allow', actions: ['tool.call'], tools: ['*'], environments: ['dev', 'stage', 'prod'], approver_roles: ['owner'], approver_user_ids: [], quorum: 1 }],
       });
       const key = await call('POST', `/api/v1/workspaces/${ws}/keys`, { agent_id: 'holder' });
-      const service = { Authorization: `Bearer ${await signServiceToken(config.serviceJwtSecret!, 'gateway', 'control')}`, 'content-type': 'application/json' };
+      const service = { Authorization: `Bearer ${await signServiceToken(config.serviceJwtSecret!, 'gateway', 'control', 300)}`, 'content-type': 'application/json' };
       const real = outbox.riding.bind(outbox);
       const timeAct = async (act: () => Promise<unknown>) => {
         const started = performance.now();

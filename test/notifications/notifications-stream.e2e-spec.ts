@@ -1,11 +1,13 @@
 import { INestApplication } from '@nestjs/common';
 import { AddressInfo } from 'node:net';
+import { createClient } from 'redis';
 import { createControlClient, NotificationEvent } from 'clients/typescript/src/index';
 import { createApp } from 'src/bootstrap';
 import { TcpProxy } from 'test/support/tcp-proxy';
 import { NotificationsJob } from 'src/modules/notifications/notifications.job';
 import { StreamsService } from 'src/modules/streams/streams.service';
 import { bearer, Operator, startTestApp, TestApp } from 'test/support/app';
+import { REDIS_URL } from 'test/support/database';
 import { eventually } from 'test/support/eventually';
 import { endpointUrlUnchecked } from 'test/support/factories';
 import { Receiver } from 'test/support/receiver';
@@ -97,12 +99,13 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
   };
   const endpoint = async (op: Operator, body: Record<string, unknown> = {}) =>
     (await t.http().post(`/api/v1/workspaces/${op.workspaceId}/notification-endpoints`).set(bearer(op)).send({ url: 'https://93.184.216.34/hook', event_types: ['*'], ...body }).expect(201)).body;
-  /** A test ping committed through the second instance: its message id. */
-  const pingThroughSecond = async (op: Operator, endpointId: string): Promise<string> => {
-    const res = await fetch(`${url2}/api/v1/workspaces/${op.workspaceId}/notification-endpoints/${endpointId}/test`, { method: 'POST', headers: bearer(op) });
+  /** A test ping committed through the instance at `base`: its message id. */
+  const ping = async (base: string, op: Operator, endpointId: string): Promise<string> => {
+    const res = await fetch(`${base}/api/v1/workspaces/${op.workspaceId}/notification-endpoints/${endpointId}/test`, { method: 'POST', headers: bearer(op) });
     expect(res.status).toBe(202);
     return ((await res.json()) as { message_id: string }).message_id;
   };
+  const pingThroughSecond = (op: Operator, endpointId: string) => ping(url2, op, endpointId);
 
   describe('the event stream', () => {
     it('delivers a message committed on one instance to a stream held on the other within a second', async () => {
@@ -136,6 +139,47 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
       const fresh = await open(url1, op);
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(fresh.events).toHaveLength(0);
+    });
+
+    it('publishes a commit to Redis only while a stream of its workspace is open on some instance, which every instance learns', async () => {
+      const op = await t.signIn();
+      const e = await endpoint(op);
+      const elsewhere = await t.signIn();
+      const other = await endpoint(elsewhere);
+      const spy = createClient({ url: REDIS_URL });
+      await spy.connect();
+      const published: string[] = [];
+      await spy.subscribe(`${t.config.redisPrefix}:notifications`, (text) => published.push((JSON.parse(text) as { id: string }).id));
+      /** Whether a ping through `base` was published (the publish is sent before the answer, after the commit). */
+      const publishedPing = async (base: string, who: Operator, endpointId: string) => {
+        const id = await ping(base, who, endpointId);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        return published.includes(id);
+      };
+      let third: INestApplication | undefined;
+      try {
+        // Nobody holds a stream of the workspace: once the instances have heard each other, nothing is published.
+        await eventually(async () => expect(await publishedPing(url2, op, e.endpoint_id)).toBe(false), 20);
+        // A stream opens on the first instance: a message the second commits right after is published and arrives.
+        const reader = await open(url1, op);
+        const id = await pingThroughSecond(op, e.endpoint_id);
+        await eventually(async () => expect(reader.events.map((x) => x.id)).toEqual([id]));
+        expect(published).toContain(id);
+        // An instance started now asks who listens: once it knows (it stops publishing another workspace's
+        // messages), it publishes this workspace's, which the stream on the first instance receives.
+        third = await createApp(t.config, { url: t.config.databaseUrl!, poolSize: 2, stop: async () => undefined }, { jobs: false });
+        await third.listen(0, '127.0.0.1');
+        const url3 = `http://127.0.0.1:${(third.getHttpServer().address() as AddressInfo).port}`;
+        await eventually(async () => expect(await publishedPing(url3, elsewhere, other.endpoint_id)).toBe(false), 20);
+        const fromThird = await ping(url3, op, e.endpoint_id);
+        await eventually(async () => expect(reader.events.map((x) => x.id)).toEqual([id, fromThird]));
+        // The stream closes: every instance forgets it at once (well before a lapse), and publishes nothing again.
+        reader.close();
+        for (const base of [url2, url3]) await eventually(async () => expect(await publishedPing(base, op, e.endpoint_id)).toBe(false), 10);
+      } finally {
+        await third?.close();
+        await spy.quit();
+      }
     });
 
     it('filters by types; audit.event appears only when named', async () => {

@@ -45,9 +45,6 @@ export class EventStreamService {
   async open(ws: WorkspaceContext, types: string[] | null, after: string | undefined, res: unknown): Promise<void> {
     const wanted = (type: string) => (types ? matchesType(types, type) : type !== EXPLICIT_ONLY);
     const raw = rawResponse(res);
-    raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    raw.write(': stream open\n\n');
-
     let live = false;
     let closed = false;
     const buffered: HubMessage[] = [];
@@ -57,23 +54,30 @@ export class EventStreamService {
       raw.write(`id: ${m.id}\nevent: ${m.type}\ndata: ${m.body}\n\n`);
       if (raw.writableLength > MAX_BUFFERED_BYTES) close();
     };
-    const stopListening = this.hub.listen(ws.id, (m) => {
+    const listening = this.hub.listen(ws.id, (m) => {
       if (live) send(m);
       else buffered.push(m);
     });
-    const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), HEARTBEAT_MS);
-    const membership = setInterval(() => {
-      this.access.membership(ws.id, ws.operator, 'workspace.read').catch(() => close());
-    }, MEMBERSHIP_CHECK_MS);
+    let heartbeat: NodeJS.Timeout | undefined;
+    let membership: NodeJS.Timeout | undefined;
     const close = () => {
       if (closed) return;
       closed = true;
-      stopListening();
+      listening.stop();
       clearInterval(heartbeat);
       clearInterval(membership);
       raw.end();
     };
     raw.on('close', close);
+    // Open once every replica knows of it: a message committed anywhere from then on reaches it.
+    await listening.ready;
+    if (closed) return;
+    raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    raw.write(': stream open\n\n');
+    heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    membership = setInterval(() => {
+      this.access.membership(ws.id, ws.operator, 'workspace.read').catch(() => close());
+    }, MEMBERSHIP_CHECK_MS);
 
     try {
       if (after !== undefined) {
