@@ -182,6 +182,35 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
       }
     });
 
+    it('keeps publishing every commit while a registered replica has not answered its hello', async () => {
+      const elsewhere = await t.signIn();
+      const other = await endpoint(elsewhere);
+      const redis = createClient({ url: REDIS_URL });
+      await redis.connect();
+      const spy = redis.duplicate();
+      await spy.connect();
+      const published: string[] = [];
+      await spy.subscribe(`${t.config.redisPrefix}:notifications`, (text) => published.push((JSON.parse(text) as { id: string }).id));
+      // A replica registered with a live lease whose subscription never answers (stalled, or not subscribed yet).
+      const registry = `${t.config.redisPrefix}:notifications:replicas`;
+      await redis.hSet(registry, 'silent-replica', String(Date.now() + 60_000));
+      let late: INestApplication | undefined;
+      try {
+        late = await createApp(t.config, { url: t.config.databaseUrl!, poolSize: 2, stop: async () => undefined }, { jobs: false });
+        await late.listen(0, '127.0.0.1');
+        const base = `http://127.0.0.1:${(late.getHttpServer().address() as AddressInfo).port}`;
+        // Past the wait for answers (1 s), the new instance still does not know all, so it publishes what nobody watches.
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const id = await ping(base, elsewhere, other.endpoint_id);
+        await eventually(async () => expect(published).toContain(id));
+      } finally {
+        await redis.hDel(registry, 'silent-replica');
+        await late?.close();
+        await spy.quit();
+        await redis.quit();
+      }
+    });
+
     it('filters by types; audit.event appears only when named', async () => {
       const op = await t.signIn();
       const keys = await open(url1, op, '?types=key.*');

@@ -52,7 +52,9 @@ const ANSWER_MS = 1000;
  * by every other replica before the stream reports open, so a message committed after that is
  * published by whichever replica commits it; a process that has not heard every replica's answer
  * to its hello (just started, or resubscribed after an outage) publishes every message, as does
- * the one whose subscription is down.
+ * the one whose subscription is down. Who "every replica" is: the registry hash, where each
+ * process renews its lease (a PUBLISH's count of receivers would do on one Redis, not on a
+ * cluster, whose nodes count only their own subscribers).
  */
 @Injectable()
 export class EventHub implements OnModuleInit, OnApplicationShutdown {
@@ -61,13 +63,15 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
   private subscriber: RedisClientType | null = null;
   private readonly channel: string;
   private readonly controlChannel: string;
+  /** The replicas whose subscriptions answer on the control channel: process, when its lease lapses (ms). */
+  private readonly registry: string;
   private readonly self = randomUUID();
   /** The workspaces streams of other processes listen to: workspace, process, when that lapses. */
   private readonly others = new Map<string, Map<string, number>>();
   /** Whether `others` is known whole (every replica answered this process's hello). */
   private known = false;
   /** Questions awaiting answers, by nonce. */
-  private readonly asking = new Map<string, { answered: () => void }>();
+  private readonly asking = new Map<string, { answered: (from: string) => void }>();
   /** Counts the subscription's (re)connections: a hello answered across one does not make `others` known. */
   private connections = 0;
   /** The workspaces this process listens to, with their announcement. */
@@ -80,6 +84,7 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
   ) {
     this.channel = `${config.redisPrefix}:notifications`;
     this.controlChannel = `${config.redisPrefix}:notifications:listeners`;
+    this.registry = `${config.redisPrefix}:notifications:replicas`;
   }
 
   async onModuleInit(): Promise<void> {
@@ -97,6 +102,7 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
       .connect()
       .then(() => subscriber.subscribe(this.channel, (text) => this.deliver(JSON.parse(text) as HubMessage)))
       .then(() => subscriber.subscribe(this.controlChannel, (text) => this.heard(JSON.parse(text) as Control)))
+      .then(() => this.lease())
       .then(() => this.hello());
     this.renewal = setInterval(() => this.renew(), INTEREST_RENEW_MS).unref();
     await withDeadline(ready, REDIS_TIMEOUT_MS, 'Redis').catch((error: unknown) => this.logger.warn({ msg: 'event stream subscription pending', ...errorFields(error) }));
@@ -104,7 +110,10 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     clearInterval(this.renewal);
-    if (this.announced.size > 0) this.say({ op: 'quit', from: this.self, ws: [...this.announced.keys()] }).catch(() => undefined);
+    if (this.redis) {
+      withDeadline(this.redis.hDel(this.registry, this.self), REDIS_TIMEOUT_MS, 'Redis').catch(() => undefined);
+      if (this.announced.size > 0) this.say({ op: 'quit', from: this.self, ws: [...this.announced.keys()] }).catch(() => undefined);
+    }
     this.subscriber?.destroy();
   }
 
@@ -151,15 +160,30 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
     if (connection === this.connections) this.known = known;
   }
 
-  /** Renews this process's interest, forgets what lapsed, and asks again while it does not know all. */
+  /** Renews this process's lease and interest, forgets what lapsed, and asks again while it does not know all. */
   private renew(): void {
     const now = Date.now();
     for (const [workspaceId, processes] of this.others) {
       for (const [process, lapses] of processes) if (lapses <= now) processes.delete(process);
       if (processes.size === 0) this.others.delete(workspaceId);
     }
+    this.lease().catch(() => undefined);
     if (this.announced.size > 0) this.say({ op: 'listen', from: this.self, ws: [...this.announced.keys()] }).catch(() => undefined);
     if (!this.known) void this.hello();
+  }
+
+  /** Registers (or renews) this process among the replicas, and drops the leases that lapsed. */
+  private async lease(): Promise<void> {
+    const now = Date.now();
+    await withDeadline(this.redis!.hSet(this.registry, this.self, String(now + INTEREST_LAPSE_MS)), REDIS_TIMEOUT_MS, 'Redis');
+    const lapsed = [...(await this.replicas(now)).entries()].filter(([, lapses]) => lapses <= now).map(([process]) => process);
+    if (lapsed.length > 0) await withDeadline(this.redis!.hDel(this.registry, lapsed), REDIS_TIMEOUT_MS, 'Redis');
+  }
+
+  /** The registered replicas (this process too), with when their leases lapse. */
+  private async replicas(now: number): Promise<Map<string, number>> {
+    const all = await withDeadline(this.redis!.hGetAll(this.registry), REDIS_TIMEOUT_MS, 'Redis');
+    return new Map(Object.entries(all).map(([process, lapses]) => [process, Number(lapses) || now]));
   }
 
   private heard(m: Control): void {
@@ -178,7 +202,7 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
       case 'ack':
         if (m.to !== this.self) break;
         for (const ws of m.ws) this.note(ws, m.from);
-        this.asking.get(m.nonce)?.answered();
+        this.asking.get(m.nonce)?.answered(m.from);
         break;
     }
   }
@@ -193,24 +217,28 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
     this.say({ op: 'ack', from: this.self, to, nonce, ws: [...this.announced.keys()] }).catch((error: unknown) => this.logger.warn({ msg: 'event stream answer failed', ...errorFields(error) }));
   }
 
-  /** Sends on the control channel; the answer: how many processes' subscriptions received it. */
-  private say(m: Control): Promise<number> {
+  private say(m: Control): Promise<unknown> {
     return withDeadline(this.redis!.publish(this.controlChannel, JSON.stringify(m)), REDIS_TIMEOUT_MS, 'Redis');
   }
 
-  /** Asks every other replica; true once each has answered, false when one has not within ANSWER_MS (or Redis failed). */
+  /**
+   * Asks every other registered replica (read before asking: one registered later asks for itself);
+   * true once each has answered, false when one has not within ANSWER_MS (or Redis failed).
+   */
   private async ask(m: Control & { nonce: string }): Promise<boolean> {
-    let answers = 0;
-    let expected = Infinity;
-    let answered!: (all: boolean) => void;
-    const all = new Promise<boolean>((resolve) => (answered = resolve));
+    const answered = new Set<string>();
+    let due: string[] | null = null;
+    let done!: (all: boolean) => void;
+    const all = new Promise<boolean>((resolve) => (done = resolve));
+    const check = () => due !== null && due.every((process) => answered.has(process)) && done(true);
     // Registered before the question goes out: an answer may come back before the PUBLISH's own reply.
-    this.asking.set(m.nonce, { answered: () => ++answers >= expected && answered(true) });
-    const timer = setTimeout(() => answered(false), ANSWER_MS);
+    this.asking.set(m.nonce, { answered: (from) => (answered.add(from), check()) });
+    const timer = setTimeout(() => done(false), ANSWER_MS);
     try {
-      // The count includes this process's own subscription, which does not answer.
-      expected = (await this.say(m)) - 1;
-      if (answers >= expected) answered(true);
+      const now = Date.now();
+      due = [...(await this.replicas(now)).entries()].filter(([process, lapses]) => process !== this.self && lapses > now).map(([process]) => process);
+      await this.say(m);
+      check();
       return await all;
     } catch (error) {
       this.logger.warn({ msg: 'event stream announcement failed', ...errorFields(error) });
