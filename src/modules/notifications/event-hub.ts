@@ -35,7 +35,7 @@ type Control =
   | { op: 'ack'; from: string; to: string; nonce: string; ws: string[] };
 
 /** How often a process renews what it listens to, and says hello again while it does not know all. */
-export const INTEREST_RENEW_MS = 10_000;
+const INTEREST_RENEW_MS = 10_000;
 /** A process's interest in a workspace lapses when not renewed for this long (the process died). */
 const INTEREST_LAPSE_MS = 3 * INTEREST_RENEW_MS;
 /** How long a question on the control channel waits for every other replica's answer. */
@@ -176,14 +176,17 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
   private async lease(): Promise<void> {
     const now = Date.now();
     await withDeadline(this.redis!.hSet(this.registry, this.self, String(now + INTEREST_LAPSE_MS)), REDIS_TIMEOUT_MS, 'Redis');
-    const lapsed = [...(await this.replicas(now)).entries()].filter(([, lapses]) => lapses <= now).map(([process]) => process);
+    const { lapsed } = await this.replicas(now);
     if (lapsed.length > 0) await withDeadline(this.redis!.hDel(this.registry, lapsed), REDIS_TIMEOUT_MS, 'Redis');
   }
 
-  /** The registered replicas (this process too), with when their leases lapse. */
-  private async replicas(now: number): Promise<Map<string, number>> {
+  /** The registered replicas (this process too) whose leases are live at `now`, and those whose leases lapsed. */
+  private async replicas(now: number): Promise<{ live: string[]; lapsed: string[] }> {
     const all = await withDeadline(this.redis!.hGetAll(this.registry), REDIS_TIMEOUT_MS, 'Redis');
-    return new Map(Object.entries(all).map(([process, lapses]) => [process, Number(lapses) || now]));
+    const live: string[] = [];
+    const lapsed: string[] = [];
+    for (const [process, lapses] of Object.entries(all)) (Number(lapses) > now ? live : lapsed).push(process);
+    return { live, lapsed };
   }
 
   private heard(m: Control): void {
@@ -235,8 +238,7 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
     this.asking.set(m.nonce, { answered: (from) => (answered.add(from), check()) });
     const timer = setTimeout(() => done(false), ANSWER_MS);
     try {
-      const now = Date.now();
-      due = [...(await this.replicas(now)).entries()].filter(([process, lapses]) => process !== this.self && lapses > now).map(([process]) => process);
+      due = (await this.replicas(Date.now())).live.filter((process) => process !== this.self);
       await this.say(m);
       check();
       return await all;
