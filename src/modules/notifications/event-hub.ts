@@ -3,9 +3,8 @@ import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { RedisClientType } from 'redis';
 import { errorFields } from 'src/common/logging/error-fields';
-import { withDeadline } from 'src/common/time/deadline';
 import { APP_CONFIG, AppConfig } from 'src/config/config';
-import { REDIS, REDIS_TIMEOUT_MS } from 'src/database/redis.module';
+import { REDIS, redisDeadline } from 'src/database/redis.module';
 
 /** A committed message as the event streams receive it. */
 export interface HubMessage {
@@ -105,13 +104,13 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
       .then(() => this.lease())
       .then(() => this.hello());
     this.renewal = setInterval(() => this.renew(), INTEREST_RENEW_MS).unref();
-    await withDeadline(ready, REDIS_TIMEOUT_MS, 'Redis').catch((error: unknown) => this.logger.warn({ msg: 'event stream subscription pending', ...errorFields(error) }));
+    await redisDeadline(ready).catch((error: unknown) => this.logger.warn({ msg: 'event stream subscription pending', ...errorFields(error) }));
   }
 
   onApplicationShutdown(): void {
     clearInterval(this.renewal);
     if (this.redis) {
-      withDeadline(this.redis.hDel(this.registry, this.self), REDIS_TIMEOUT_MS, 'Redis').catch(() => undefined);
+      redisDeadline(this.redis.hDel(this.registry, this.self)).catch(() => undefined);
       if (this.announced.size > 0) this.say({ op: 'quit', from: this.self, ws: [...this.announced.keys()] }).catch(() => undefined);
     }
     this.subscriber?.destroy();
@@ -121,7 +120,7 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
   async publish(message: HubMessage): Promise<void> {
     if (!this.redis) return this.deliver(message);
     if (!this.listened(message.workspace_id)) return;
-    await withDeadline(this.redis.publish(this.channel, JSON.stringify(message)), REDIS_TIMEOUT_MS, 'Redis');
+    await redisDeadline(this.redis.publish(this.channel, JSON.stringify(message)));
   }
 
   /** Calls `listener` with every message of the workspace until `stop`. */
@@ -175,14 +174,14 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
   /** Registers (or renews) this process among the replicas, and drops the leases that lapsed. */
   private async lease(): Promise<void> {
     const now = Date.now();
-    await withDeadline(this.redis!.hSet(this.registry, this.self, String(now + INTEREST_LAPSE_MS)), REDIS_TIMEOUT_MS, 'Redis');
+    await redisDeadline(this.redis!.hSet(this.registry, this.self, String(now + INTEREST_LAPSE_MS)));
     const { lapsed } = await this.replicas(now);
-    if (lapsed.length > 0) await withDeadline(this.redis!.hDel(this.registry, lapsed), REDIS_TIMEOUT_MS, 'Redis');
+    if (lapsed.length > 0) await redisDeadline(this.redis!.hDel(this.registry, lapsed));
   }
 
   /** The registered replicas (this process too) whose leases are live at `now`, and those whose leases lapsed. */
   private async replicas(now: number): Promise<{ live: string[]; lapsed: string[] }> {
-    const all = await withDeadline(this.redis!.hGetAll(this.registry), REDIS_TIMEOUT_MS, 'Redis');
+    const all = await redisDeadline(this.redis!.hGetAll(this.registry));
     const live: string[] = [];
     const lapsed: string[] = [];
     for (const [process, lapses] of Object.entries(all)) (Number(lapses) > now ? live : lapsed).push(process);
@@ -221,7 +220,7 @@ export class EventHub implements OnModuleInit, OnApplicationShutdown {
   }
 
   private say(m: Control): Promise<unknown> {
-    return withDeadline(this.redis!.publish(this.controlChannel, JSON.stringify(m)), REDIS_TIMEOUT_MS, 'Redis');
+    return redisDeadline(this.redis!.publish(this.controlChannel, JSON.stringify(m)));
   }
 
   /**
