@@ -75,14 +75,21 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
   const readers: StreamReader[] = [];
   const receivers: Receiver[] = [];
 
+  const urlOf = (app: INestApplication) => `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+  /** Another instance on the first one's database and Redis prefix (a replica), listening. */
+  const startReplica = async (poolSize: number) => {
+    const app = await createApp(t.config, { url: t.config.databaseUrl!, poolSize, stop: async () => undefined }, { jobs: false });
+    await app.listen(0, '127.0.0.1');
+    return app;
+  };
+
   beforeAll(async () => {
     // Private targets refused (the default): only http is allowed, for local receivers.
     t = await startTestApp({ NOTIFY_ALLOW_HTTP: '1' });
-    second = await createApp(t.config, { url: t.config.databaseUrl!, poolSize: 5, stop: async () => undefined }, { jobs: false });
+    second = await startReplica(5);
     await t.app.listen(0, '127.0.0.1');
-    await second.listen(0, '127.0.0.1');
-    url1 = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
-    url2 = `http://127.0.0.1:${(second.getHttpServer().address() as AddressInfo).port}`;
+    url1 = urlOf(t.app);
+    url2 = urlOf(second);
     owner = await t.signIn();
   });
   afterAll(async () => {
@@ -106,6 +113,14 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
     return ((await res.json()) as { message_id: string }).message_id;
   };
   const pingThroughSecond = (op: Operator, endpointId: string) => ping(url2, op, endpointId);
+  /** The ids of the messages published on Redis from now on (a raw subscriber of the data channel). */
+  const watchPublished = async () => {
+    const spy = createClient({ url: REDIS_URL });
+    await spy.connect();
+    const ids: string[] = [];
+    await spy.subscribe(`${t.config.redisPrefix}:notifications`, (text) => ids.push((JSON.parse(text) as { id: string }).id));
+    return { ids, stop: () => spy.quit() };
+  };
 
   describe('the event stream', () => {
     it('delivers a message committed on one instance to a stream held on the other within a second', async () => {
@@ -146,10 +161,7 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
       const e = await endpoint(op);
       const elsewhere = await t.signIn();
       const other = await endpoint(elsewhere);
-      const spy = createClient({ url: REDIS_URL });
-      await spy.connect();
-      const published: string[] = [];
-      await spy.subscribe(`${t.config.redisPrefix}:notifications`, (text) => published.push((JSON.parse(text) as { id: string }).id));
+      const { ids: published, stop } = await watchPublished();
       /** Whether a ping through `base` was published (the publish is sent before the answer, after the commit). */
       const publishedPing = async (base: string, who: Operator, endpointId: string) => {
         const id = await ping(base, who, endpointId);
@@ -167,9 +179,8 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
         expect(published).toContain(id);
         // An instance started now asks who listens: once it knows (it stops publishing another workspace's
         // messages), it publishes this workspace's, which the stream on the first instance receives.
-        third = await createApp(t.config, { url: t.config.databaseUrl!, poolSize: 2, stop: async () => undefined }, { jobs: false });
-        await third.listen(0, '127.0.0.1');
-        const url3 = `http://127.0.0.1:${(third.getHttpServer().address() as AddressInfo).port}`;
+        third = await startReplica(2);
+        const url3 = urlOf(third);
         await eventually(async () => expect(await publishedPing(url3, elsewhere, other.endpoint_id)).toBe(false), 20);
         const fromThird = await ping(url3, op, e.endpoint_id);
         await eventually(async () => expect(reader.events.map((x) => x.id)).toEqual([id, fromThird]));
@@ -178,7 +189,7 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
         for (const base of [url2, url3]) await eventually(async () => expect(await publishedPing(base, op, e.endpoint_id)).toBe(false), 10);
       } finally {
         await third?.close();
-        await spy.quit();
+        await stop();
       }
     });
 
@@ -187,18 +198,14 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
       const other = await endpoint(elsewhere);
       const redis = createClient({ url: REDIS_URL });
       await redis.connect();
-      const spy = redis.duplicate();
-      await spy.connect();
-      const published: string[] = [];
-      await spy.subscribe(`${t.config.redisPrefix}:notifications`, (text) => published.push((JSON.parse(text) as { id: string }).id));
+      const { ids: published, stop } = await watchPublished();
       // A replica registered with a live lease whose subscription never answers (stalled, or not subscribed yet).
       const registry = `${t.config.redisPrefix}:notifications:replicas`;
       await redis.hSet(registry, 'silent-replica', String(Date.now() + 60_000));
       let late: INestApplication | undefined;
       try {
-        late = await createApp(t.config, { url: t.config.databaseUrl!, poolSize: 2, stop: async () => undefined }, { jobs: false });
-        await late.listen(0, '127.0.0.1');
-        const base = `http://127.0.0.1:${(late.getHttpServer().address() as AddressInfo).port}`;
+        late = await startReplica(2);
+        const base = urlOf(late);
         // Past the wait for answers (1 s), the new instance still does not know all, so it publishes what nobody watches.
         await new Promise((resolve) => setTimeout(resolve, 1500));
         const id = await ping(base, elsewhere, other.endpoint_id);
@@ -206,7 +213,7 @@ describe('notifications: the event stream across instances, SSRF refusals, budge
       } finally {
         await redis.hDel(registry, 'silent-replica');
         await late?.close();
-        await spy.quit();
+        await stop();
         await redis.quit();
       }
     });
